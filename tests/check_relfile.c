@@ -1,0 +1,170 @@
+/*
+ * check_relfile.c -- segment files: write-then-rename, reading across
+ *                    segments, and refusing files that are not relations.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "relfile.h"
+#include "testutil.h"
+
+/* Pages whose first 8 bytes hold their block number. */
+static void fill(unsigned char *buf, uint64_t first, uint32_t n)
+{
+    memset(buf, 0xab, (size_t)n * BLCKSZ);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t b = first + i;
+        memcpy(buf + (size_t)i * BLCKSZ, &b, 8);
+    }
+}
+
+static void write_rel(const char *path, uint32_t seg_blocks, uint64_t pages,
+                      bool replace)
+{
+    RelFile rf;
+    HsError err;
+    static unsigned char buf[7 * BLCKSZ];
+    ck_assert_int_eq(relfile_create(&rf, path, seg_blocks, replace, &err), 0);
+    for (uint64_t b = 0; b < pages;) {
+        uint32_t n = pages - b < 7 ? (uint32_t)(pages - b) : 7;
+        fill(buf, b, n);
+        ck_assert_int_eq(relfile_append(&rf, buf, n, &err), 0);
+        b += n;
+    }
+    ck_assert_msg(relfile_commit(&rf, &err) == 0, "%s", err.msg);
+}
+
+START_TEST(segments_are_split_and_read_back)
+{
+    const char *path = tu_path("r");
+    write_rel(path, 8, 20, false);
+    ck_assert_str_eq(tu_list_dir(tu_dir), "r\nr.1\nr.2\n");
+    ck_assert_int_eq(tu_file_size(tu_path("r")), 8 * BLCKSZ);
+    ck_assert_int_eq(tu_file_size(tu_path("r.1")), 8 * BLCKSZ);
+    ck_assert_int_eq(tu_file_size(tu_path("r.2")), 4 * BLCKSZ);
+
+    RelFile rf;
+    HsError err;
+    static unsigned char buf[20 * BLCKSZ];
+    ck_assert_int_eq(relfile_open(&rf, path, 8, &err), 0);
+    ck_assert_uint_eq(relfile_nblocks(&rf), 20);
+    ck_assert_uint_eq(rf.rf_nsegs, 3);
+    /* one read that crosses both segment boundaries */
+    ck_assert_int_eq(relfile_read(&rf, 5, 12, buf, &err), 0);
+    for (uint64_t i = 0; i < 12; i++) {
+        uint64_t b;
+        memcpy(&b, buf + i * BLCKSZ, 8);
+        ck_assert_uint_eq(b, 5 + i);
+    }
+    /* past the end is an error naming the block */
+    ck_assert_int_lt(relfile_read(&rf, 19, 2, buf, &err), 0);
+    ck_assert_int_eq(err.block, 19);
+    relfile_close(&rf);
+}
+END_TEST
+
+START_TEST(exact_multiple_of_segment_has_no_empty_tail)
+{
+    write_rel(tu_path("r"), 4, 8, false);
+    ck_assert_str_eq(tu_list_dir(tu_dir), "r\nr.1\n");
+    RelFile rf;
+    HsError err;
+    ck_assert_int_eq(relfile_open(&rf, tu_path("r"), 4, &err), 0);
+    ck_assert_uint_eq(relfile_nblocks(&rf), 8);
+    relfile_close(&rf);
+}
+END_TEST
+
+START_TEST(abort_leaves_nothing)
+{
+    RelFile rf;
+    HsError err;
+    static unsigned char buf[10 * BLCKSZ];
+    fill(buf, 0, 10);
+    ck_assert_int_eq(relfile_create(&rf, tu_path("r"), 4, false, &err), 0);
+    ck_assert_int_eq(relfile_append(&rf, buf, 10, &err), 0);
+    /* while writing, only temporary names exist */
+    ck_assert_int_eq(access(tu_path("r"), F_OK), -1);
+    ck_assert_ptr_nonnull(strstr(tu_list_dir(tu_dir), ".tmp-"));
+    relfile_abort(&rf);
+    ck_assert_str_eq(tu_list_dir(tu_dir), "");
+}
+END_TEST
+
+START_TEST(replace_removes_stale_segments)
+{
+    write_rel(tu_path("r"), 4, 12, false);
+    ck_assert_str_eq(tu_list_dir(tu_dir), "r\nr.1\nr.2\n");
+    RelFile rf;
+    HsError err;
+    ck_assert_int_eq(relfile_create(&rf, tu_path("r"), 4, false, &err), HS_EEXIST);
+    write_rel(tu_path("r"), 4, 5, true);
+    ck_assert_str_eq(tu_list_dir(tu_dir), "r\nr.1\n");
+}
+END_TEST
+
+static void write_bytes(const char *path, size_t n)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    for (size_t i = 0; i < n; i++)
+        fputc(0, f);
+    fclose(f);
+}
+
+START_TEST(not_a_relation)
+{
+    RelFile rf;
+    HsError err;
+
+    ck_assert_int_eq(relfile_open(&rf, tu_path("missing"), 8, &err), -ENOENT);
+    ck_assert_str_eq(err.file, tu_path("missing"));
+
+    ck_assert_int_eq(relfile_open(&rf, tu_dir, 8, &err), HS_ENOTHEAP);
+    ck_assert_ptr_nonnull(strstr(err.msg, "not a regular file"));
+
+    write_bytes(tu_path("odd"), BLCKSZ + 100);
+    ck_assert_int_eq(relfile_open(&rf, tu_path("odd"), 8, &err), HS_ENOTHEAP);
+    ck_assert_ptr_nonnull(strstr(err.msg, "not a multiple of 8192"));
+    ck_assert_ptr_nonnull(strstr(err.msg, "block 1"));
+
+    /* a short segment followed by another one */
+    write_bytes(tu_path("gap"), 2 * BLCKSZ);
+    write_bytes(tu_path("gap.1"), 2 * BLCKSZ);
+    ck_assert_int_eq(relfile_open(&rf, tu_path("gap"), 4, &err), HS_ENOTHEAP);
+    ck_assert_ptr_nonnull(strstr(err.msg, "not full"));
+
+    /* an empty file is an empty relation: the scan decides what that means */
+    write_bytes(tu_path("empty"), 0);
+    ck_assert_int_eq(relfile_open(&rf, tu_path("empty"), 8, &err), 0);
+    ck_assert_uint_eq(relfile_nblocks(&rf), 0);
+    relfile_close(&rf);
+}
+END_TEST
+
+static Suite *relfile_suite(void)
+{
+    Suite *s = suite_create("relfile");
+    TCase *tc = tcase_create("relfile");
+    tcase_add_checked_fixture(tc, tu_setup, tu_teardown);
+    tcase_add_test(tc, segments_are_split_and_read_back);
+    tcase_add_test(tc, exact_multiple_of_segment_has_no_empty_tail);
+    tcase_add_test(tc, abort_leaves_nothing);
+    tcase_add_test(tc, replace_removes_stale_segments);
+    tcase_add_test(tc, not_a_relation);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(relfile_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

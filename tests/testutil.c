@@ -1,0 +1,160 @@
+/*
+ * testutil.c -- shared test plumbing (see testutil.h).
+ */
+#include "testutil.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+char tu_dir[256];
+
+void tu_setup(void)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(tu_dir, sizeof(tu_dir), "%s/heapscan-test-XXXXXX", base ? base : "/tmp");
+    ck_assert_msg(mkdtemp(tu_dir) != NULL, "mkdtemp: %s", strerror(errno));
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+void tu_teardown(void)
+{
+    if (tu_dir[0])
+        nftw(tu_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+const char *tu_path(const char *name)
+{
+    static char slots[8][512];
+    static int next;
+    char *p = slots[next++ % 8];
+    snprintf(p, sizeof(slots[0]), "%s/%s", tu_dir, name);
+    return p;
+}
+
+const char *tu_tool(const char *env)
+{
+    const char *p = getenv(env);
+    ck_assert_msg(p != NULL && *p, "environment variable %s is not set", env);
+    return p;
+}
+
+static void slurp(int fd, char *buf, size_t cap)
+{
+    size_t n = 0;
+    lseek(fd, 0, SEEK_SET);
+    for (ssize_t got; n + 1 < cap && (got = read(fd, buf + n, cap - 1 - n)) > 0;)
+        n += (size_t)got;
+    buf[n] = '\0';
+}
+
+TuRun *tu_run(char *const argv[], long long fsize_limit)
+{
+    static TuRun r;
+    FILE *out = tmpfile(), *err = tmpfile();
+    ck_assert(out && err);
+    memset(&r, 0, sizeof(r));
+
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(fileno(out), STDOUT_FILENO);
+        dup2(fileno(err), STDERR_FILENO);
+        if (fsize_limit > 0) {
+            struct rlimit rl = {(rlim_t)fsize_limit, (rlim_t)fsize_limit};
+            setrlimit(RLIMIT_FSIZE, &rl);
+        }
+        execv(argv[0], argv);
+        fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    int st;
+    ck_assert_int_eq(wait4(pid, &st, 0, &r.ru), pid);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    slurp(fileno(out), r.out, sizeof(r.out));
+    slurp(fileno(err), r.err, sizeof(r.err));
+    fclose(out);
+    fclose(err);
+    return &r;
+}
+
+TuRun *tu_runl(long long fsize_limit, const char *prog, ...)
+{
+    char *argv[64];
+    int n = 0;
+    va_list ap;
+    argv[n++] = (char *)prog;
+    va_start(ap, prog);
+    for (char *a; (a = va_arg(ap, char *)) != NULL && n < 63;)
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    return tu_run(argv, fsize_limit);
+}
+
+unsigned char *tu_read_file(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    unsigned char *buf = malloc((size_t)st.st_size + 1);
+    size_t n = 0;
+    for (ssize_t got; buf && n < (size_t)st.st_size &&
+                      (got = read(fd, buf + n, (size_t)st.st_size - n)) > 0;)
+        n += (size_t)got;
+    close(fd);
+    *len = n;
+    return buf;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+const char *tu_list_dir(const char *dir)
+{
+    static char buf[8192];
+    char *names[256];
+    int n = 0;
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "opendir %s: %s", dir, strerror(errno));
+    for (struct dirent *e; (e = readdir(d)) != NULL && n < 256;)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            names[n++] = strdup(e->d_name);
+    closedir(d);
+    qsort(names, (size_t)n, sizeof(names[0]), cmp_str);
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        strncat(buf, names[i], sizeof(buf) - strlen(buf) - 2);
+        strcat(buf, "\n");
+        free(names[i]);
+    }
+    return buf;
+}
+
+long long tu_file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) < 0 ? -1 : (long long)st.st_size;
+}

@@ -1,0 +1,50 @@
+/*
+ * testutil.h -- what the Check suites share: a temporary directory per
+ *               test, running a tool as a child, and reading files.
+ */
+#ifndef HEAPSCAN_TESTUTIL_H
+#define HEAPSCAN_TESTUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+
+/* The per-test temporary directory (made by tu_setup, removed by tu_teardown). */
+extern char tu_dir[];
+
+void tu_setup(void);
+void tu_teardown(void);
+
+/* A path inside tu_dir (a static buffer of 8 rotating slots). */
+const char *tu_path(const char *name);
+
+/* The path of a tool: $NAME_ENV, or fail the test. */
+const char *tu_tool(const char *env);
+
+typedef struct TuRun {
+    int status;       /* exit status, or 128 + signal */
+    struct rusage ru; /* the child's rusage, from wait4 */
+    char out[65536];  /* what it wrote to stdout (truncated) */
+    char err[65536];  /* what it wrote to stderr (truncated) */
+} TuRun;
+
+/*
+ * Run argv (argv[0] is the program's path) with stdout and stderr captured.
+ * fsize_limit > 0 sets RLIMIT_FSIZE in the child.  Returns a static TuRun.
+ */
+TuRun *tu_run(char *const argv[], long long fsize_limit);
+
+/* Variadic convenience: tu_runl(limit, prog, arg..., NULL). */
+TuRun *tu_runl(long long fsize_limit, const char *prog, ...);
+
+/* Read a whole file (malloc'd); *len gets its size.  NULL if it cannot. */
+unsigned char *tu_read_file(const char *path, size_t *len);
+
+/* Names in dir other than . and .., one per line, sorted (static buffer). */
+const char *tu_list_dir(const char *dir);
+
+/* Size of a file, or -1. */
+long long tu_file_size(const char *path);
+
+#endif

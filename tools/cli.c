@@ -1,0 +1,160 @@
+/*
+ * cli.c -- shared tool plumbing (see cli.h).
+ */
+#include "cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *cli_progname = "heapscan";
+
+void cli_init(const char *progname)
+{
+    cli_progname = progname;
+}
+
+void cli_die(int status, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", cli_progname);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(status);
+}
+
+void cli_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", cli_progname);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry '%s --help' for more information.\n", cli_progname);
+    exit(EXIT_USAGE);
+}
+
+int cli_report(const HsError *err)
+{
+    char line[PATH_MAX + 512];
+    fprintf(stderr, "%s: %s\n", cli_progname, hs_error_format(err, line, sizeof(line)));
+    switch (err->code) {
+    case HS_ECORRUPT:
+        return EXIT_CORRUPT;
+    case HS_EUSAGE:
+        return EXIT_USAGE;
+    case HS_EEXIST:
+        return EXIT_EXISTS;
+    default:
+        return EXIT_ERROR;
+    }
+}
+
+int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+    char *end;
+    if (s == NULL || !isdigit((unsigned char)s[0]))
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    if (s == NULL || !isdigit((unsigned char)s[0]))
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0)
+        return -1;
+    unsigned shift = 0;
+    switch (*end) {
+    case '\0':
+        break;
+    case 'k':
+    case 'K':
+        shift = 10;
+        break;
+    case 'M':
+        shift = 20;
+        break;
+    case 'G':
+        shift = 30;
+        break;
+    case 'T':
+        shift = 40;
+        break;
+    default:
+        return -1;
+    }
+    if (shift != 0) {
+        end++;
+        if (strcmp(end, "iB") != 0 && strcmp(end, "B") != 0 && *end != '\0')
+            return -1;
+        if (v > (UINT64_MAX >> shift))
+            return -1;
+        v <<= shift;
+    }
+    *out = v;
+    return 0;
+}
+
+double cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void cli_progress_start(CliProgress *p, bool quiet, uint64_t total, uint64_t unit,
+                        const char *what)
+{
+    p->cp_on = !quiet && isatty(STDERR_FILENO);
+    p->cp_total = total;
+    p->cp_unit = unit;
+    p->cp_what = what;
+    p->cp_start = p->cp_last = cli_now();
+}
+
+static void progress_draw(CliProgress *p, uint64_t done, double now)
+{
+    enum { WIDTH = 30 };
+    double frac = p->cp_total ? (double)done / (double)p->cp_total : 1.0;
+    double secs = now - p->cp_start;
+    double mbs = secs > 0 ? (double)(done * p->cp_unit) / 1e6 / secs : 0;
+    double eta = frac > 0 ? secs / frac - secs : 0;
+    int fill = (int)(frac * WIDTH);
+    fprintf(stderr, "\r[%-*.*s] %llu/%llu %s  %.0f MB/s  ETA %.1fs ", WIDTH, fill,
+            "##############################", (unsigned long long)done,
+            (unsigned long long)p->cp_total, p->cp_what, mbs, eta);
+}
+
+void cli_progress_update(CliProgress *p, uint64_t done)
+{
+    if (!p->cp_on)
+        return;
+    double now = cli_now();
+    if (now - p->cp_last < 0.1)
+        return;
+    p->cp_last = now;
+    progress_draw(p, done, now);
+}
+
+void cli_progress_end(CliProgress *p)
+{
+    if (!p->cp_on)
+        return;
+    progress_draw(p, p->cp_total, cli_now());
+    fputs("\r\033[K", stderr); /* leave the line clean for the summary */
+}

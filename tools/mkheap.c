@@ -1,0 +1,277 @@
+/*
+ * mkheap -- write a heap table of t (id int4, k int4, v int8, pad text) in
+ *           PostgreSQL 15's page format, with the project's page checksums.
+ *
+ * The table is built into temporary files beside FILE, fsynced, and renamed
+ * into place only when complete: on any failure or signal nothing is left.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "heapgen.h"
+#include "relfile.h"
+
+#define DEFAULT_SIZE  (UINT64_C(177) << 20) /* the 1998 seed's 177 MB table */
+#define BATCH_PAGES   128                   /* 1 MiB written per call */
+#define WRITEBACK_MIB 32                    /* start writeback this often */
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+    got_signal = sig;
+}
+
+static void usage(void)
+{
+    printf(
+        "Usage: %s [options] FILE\n"
+        "Write a heap table of t (id int4, k int4, v int8, pad text) in PostgreSQL "
+        "15's\n"
+        "page format, frozen tuples, 8 KiB pages with a zlib checksum mixed with the\n"
+        "block number. Rows: id 1..N, k in [0, 1000000), v in [0, 2^32), printable "
+        "pad,\n"
+        "all derived from the seed: the same options give the same bytes anywhere.\n"
+        "\n"
+        "  -s, --size SIZE         table size in bytes, a whole number of 8 KiB "
+        "pages;\n"
+        "                          suffixes k, M, G, T (also KiB, MiB, ...: powers of\n"
+        "                          1024) (default 177MiB = 22656 pages)\n"
+        "  -r, --rows N            write N rows instead (the last page may be "
+        "partial)\n"
+        "  -p, --pad N             bytes of text per row (default %d: 100-byte "
+        "tuples,\n"
+        "                          75 a page); above 126 the text takes a 4-byte "
+        "header\n"
+        "  -f, --fillfactor PCT    fill pages to PCT percent, 10-100 (default 100)\n"
+        "      --seed N            seed of every value (default %d)\n"
+        "      --all-visible       set PD_ALL_VISIBLE on every page\n"
+        "      --force             replace FILE if it exists\n"
+        "      --segment-size SIZE pages per segment file as a size (default 1GiB, as\n"
+        "                          PostgreSQL; smaller only for tests)\n"
+        "  -q, --quiet             no progress bar and no summary line\n"
+        "  -h, --help              show this help and exit\n"
+        "  -V, --version           show the version and exit\n"
+        "\n"
+        "Tables over 1 GiB are split into FILE, FILE.1, FILE.2, ... as PostgreSQL "
+        "does.\n"
+        "Exit status: 0 written, 1 I/O or system error, 2 usage error, 4 FILE exists\n"
+        "(without --force), 128+N killed by signal N (nothing is left behind).\n",
+        cli_progname, HEAPGEN_DEFAULT_PAD, HEAPGEN_DEFAULT_SEED);
+}
+
+typedef struct Options {
+    HeapGenSpec spec;
+    uint64_t size;       /* bytes, when rows == 0 */
+    uint64_t rows;       /* rows asked for, or 0 */
+    uint64_t seg_blocks; /* pages per segment */
+    bool force, quiet;
+    const char *path;
+} Options;
+
+static void parse_args(int argc, char **argv, Options *o)
+{
+    enum { OPT_SEED = 256, OPT_ALL_VISIBLE, OPT_FORCE, OPT_SEGMENT_SIZE };
+    static const struct option longopts[] = {
+        {"size", required_argument, NULL, 's'},
+        {"rows", required_argument, NULL, 'r'},
+        {"pad", required_argument, NULL, 'p'},
+        {"fillfactor", required_argument, NULL, 'f'},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"all-visible", no_argument, NULL, OPT_ALL_VISIBLE},
+        {"force", no_argument, NULL, OPT_FORCE},
+        {"segment-size", required_argument, NULL, OPT_SEGMENT_SIZE},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    bool have_size = false;
+    uint64_t v;
+    int c;
+
+    *o = (Options){
+        .spec = {.hg_seed = HEAPGEN_DEFAULT_SEED,
+                 .hg_pad_len = HEAPGEN_DEFAULT_PAD,
+                 .hg_fillfactor = 100},
+        .size = DEFAULT_SIZE,
+        .seg_blocks = RELFILE_SEG_BLOCKS,
+    };
+    while ((c = getopt_long(argc, argv, "s:r:p:f:qhV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            if (cli_parse_size(optarg, &o->size) < 0 || o->size == 0)
+                cli_usage_error("--size: '%s' is not a size (e.g. 177MiB, 64M, 8192)",
+                                optarg);
+            if (o->size % BLCKSZ != 0)
+                cli_usage_error("--size: %llu bytes is not a whole number of %d-byte "
+                                "pages (%llu or %llu would be)",
+                                (unsigned long long)o->size, BLCKSZ,
+                                (unsigned long long)(o->size / BLCKSZ * BLCKSZ),
+                                (unsigned long long)((o->size / BLCKSZ + 1) * BLCKSZ));
+            have_size = true;
+            break;
+        case 'r':
+            if (cli_parse_u64(optarg, 1, HEAPGEN_MAX_ROWS, &o->rows) < 0)
+                cli_usage_error("--rows: '%s' is not a row count in 1..%d", optarg,
+                                HEAPGEN_MAX_ROWS);
+            break;
+        case 'p':
+            if (cli_parse_u64(optarg, 0, HEAP_PAD_MAX, &v) < 0)
+                cli_usage_error("--pad: '%s' is not in 0..%d (a row must fit a page)",
+                                optarg, HEAP_PAD_MAX);
+            o->spec.hg_pad_len = (uint32_t)v;
+            break;
+        case 'f':
+            if (cli_parse_u64(optarg, 10, 100, &v) < 0)
+                cli_usage_error("--fillfactor: '%s' is not a percentage in 10..100",
+                                optarg);
+            o->spec.hg_fillfactor = (unsigned)v;
+            break;
+        case OPT_SEED:
+            if (cli_parse_u64(optarg, 0, UINT64_MAX, &o->spec.hg_seed) < 0)
+                cli_usage_error("--seed: '%s' is not a whole number", optarg);
+            break;
+        case OPT_ALL_VISIBLE:
+            o->spec.hg_all_visible = true;
+            break;
+        case OPT_FORCE:
+            o->force = true;
+            break;
+        case OPT_SEGMENT_SIZE:
+            if (cli_parse_size(optarg, &v) < 0 || v == 0 || v % BLCKSZ != 0 ||
+                v / BLCKSZ > RELFILE_SEG_BLOCKS)
+                cli_usage_error("--segment-size: '%s' is not a whole number of pages "
+                                "up to 1GiB",
+                                optarg);
+            o->seg_blocks = v / BLCKSZ;
+            break;
+        case 'q':
+            o->quiet = true;
+            break;
+        case 'h':
+            usage();
+            exit(EXIT_OK);
+        case 'V':
+            printf("%s (heapscan) %s\n", cli_progname, HEAPSCAN_VERSION);
+            exit(EXIT_OK);
+        default:
+            fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname);
+            exit(EXIT_USAGE);
+        }
+    }
+    if (have_size && o->rows != 0)
+        cli_usage_error("--size and --rows exclude each other");
+    if (optind != argc - 1)
+        cli_usage_error(optind == argc ? "no FILE given" : "more than one FILE given");
+    o->path = argv[optind];
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    /* Past RLIMIT_FSIZE, write() must fail with EFBIG instead of killing us. */
+    signal(SIGXFSZ, SIG_IGN);
+}
+
+int main(int argc, char **argv)
+{
+    Options o;
+    HsError err;
+    RelFile rf;
+
+    cli_init("mkheap");
+    parse_args(argc, argv, &o);
+    hs_error_clear(&err);
+
+    unsigned per_page = heapgen_tuples_per_page(&o.spec);
+    uint64_t rows = o.rows, pages;
+    if (rows != 0) {
+        pages = (rows + per_page - 1) / per_page;
+    } else {
+        pages = o.size / BLCKSZ;
+        rows = pages * per_page;
+        if (rows > HEAPGEN_MAX_ROWS)
+            cli_usage_error("--size: %llu pages of %u rows is more than %d rows (id is "
+                            "an int4)",
+                            (unsigned long long)pages, per_page, HEAPGEN_MAX_ROWS);
+    }
+
+    install_signals();
+    int rc = relfile_create(&rf, o.path, (uint32_t)o.seg_blocks, o.force, &err);
+    if (rc < 0)
+        return cli_report(&err);
+
+    unsigned char *buf = aligned_alloc(4096, (size_t)BATCH_PAGES * BLCKSZ);
+    if (buf == NULL)
+        cli_die(EXIT_ERROR, "out of memory");
+
+    CliProgress prog;
+    cli_progress_start(&prog, o.quiet, pages, BLCKSZ, "pages");
+    double t0 = cli_now();
+    uint64_t next_id = 1, since_writeback = 0;
+    for (uint64_t blk = 0; blk < pages && rc == 0 && !got_signal;) {
+        uint32_t n = pages - blk < BATCH_PAGES ? (uint32_t)(pages - blk) : BATCH_PAGES;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t left = rows - (next_id - 1);
+            unsigned on_page = left < per_page ? (unsigned)left : per_page;
+            if (heapgen_page(&o.spec, (uint32_t)(blk + i), (int32_t)next_id, on_page,
+                             buf + (size_t)i * BLCKSZ) < 0)
+                cli_die(EXIT_ERROR, "internal error: rows do not fit block %llu",
+                        (unsigned long long)(blk + i));
+            next_id += on_page;
+        }
+        rc = relfile_append(&rf, buf, n, &err);
+        blk += n;
+        since_writeback += n;
+        if (since_writeback * BLCKSZ >= (uint64_t)WRITEBACK_MIB << 20) {
+            relfile_writeback(&rf);
+            since_writeback = 0;
+        }
+        cli_progress_update(&prog, blk);
+    }
+    free(buf);
+    if (rc == 0 && !got_signal)
+        rc = relfile_commit(&rf, &err);
+    else
+        relfile_abort(&rf);
+    cli_progress_end(&prog);
+
+    if (got_signal && rc == 0) {
+        /* commit may have finished before we noticed: then the table stands */
+        if (rf.rf_writing || access(o.path, F_OK) != 0) {
+            fprintf(stderr, "%s: %s: interrupted by SIG%s; nothing was written\n",
+                    cli_progname, o.path, sigabbrev_np(got_signal));
+            return 128 + got_signal;
+        }
+    }
+    if (rc < 0) {
+        int status = cli_report(&err);
+        if (got_signal)
+            return 128 + got_signal;
+        return status;
+    }
+
+    double secs = cli_now() - t0;
+    if (!o.quiet) {
+        uint64_t bytes = pages * BLCKSZ;
+        uint64_t segs = pages == 0 ? 1 : (pages + o.seg_blocks - 1) / o.seg_blocks;
+        printf(
+            "%s: %llu rows, %llu page%s (%u rows a page), %llu bytes, %llu segment%s, "
+            "%.3f s, %.1f MB/s\n",
+            o.path, (unsigned long long)rows, (unsigned long long)pages,
+            pages == 1 ? "" : "s", per_page, (unsigned long long)bytes,
+            (unsigned long long)segs, segs == 1 ? "" : "s", secs,
+            secs > 0 ? (double)bytes / 1e6 / secs : 0.0);
+    }
+    return EXIT_OK;
+}
