@@ -1,0 +1,141 @@
+/*
+ * bufmgr.h -- the buffer manager: pinned pages of one relation, from a pool
+ *             of frames filled with read(), or straight from mmap() windows.
+ *
+ * Entry points:
+ *   bufmgr_open()    -- open a relation and choose its page access method
+ *   bufmgr_read()    -- find or bring in the requested page, verify it if it
+ *                       is new to us, pin it and return a pointer to it
+ *   bufmgr_release() -- unpin it
+ *   bufmgr_scan_hint() -- say a sequential scan of [start, end) is coming, so
+ *                       consecutive misses can be combined into one preadv()
+ * See also: pageio.c -- the system calls; page.c -- verification.
+ *
+ * The access method is chosen once, at open, through a table of functions
+ * (as PostgreSQL's smgr switch or SQLite's pager getter); callers get a
+ * pinned page pointer and release it, and never learn where it came from.
+ *
+ * read: a pool of frames (default 128 MiB, like shared_buffers), a
+ *   descriptor per frame (block, pins, usage count, flags), a hash from
+ *   block to frame, victims chosen by clock sweep over usage counts (a pinned
+ *   frame is never a victim).  When the table is larger than a quarter of the
+ *   pool (or with BUF_STRATEGY_RING), misses recycle a small ring of frames
+ *   (default 256 KiB, so it stays in L2 cache) instead of flooding the pool,
+ *   as PostgreSQL's BAS_BULKREAD does.
+ * mmap: the segment files are mapped in windows of a fixed size (or whole);
+ *   a page is a pointer into its window, no copy; a window is not unmapped
+ *   while a page in it is pinned.
+ *
+ * Invariant: no caller ever sees a page that came from the file without it
+ * having passed page_verify() (unless verification is off): on read into a
+ * frame, or for mmap on the first access after its window was mapped.
+ *
+ * One relation per buffer manager: a buffer tag is just the block number.
+ */
+#ifndef HEAPSCAN_BUFMGR_H
+#define HEAPSCAN_BUFMGR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hserror.h"
+#include "pageio.h"
+
+#define BUFMGR_DEFAULT_POOL ((size_t)128 << 20)
+#define BUFMGR_DEFAULT_RING ((size_t)256 << 10)
+#define BUFMGR_DEFAULT_IO_COMBINE                                                      \
+    ((size_t)128 << 10) /* PostgreSQL 17's io_combine_limit */
+#define BUFMGR_DEFAULT_MMAP_CHUNK ((size_t)8 << 20)
+#define BUFMGR_MAX_IO_COMBINE     ((size_t)1 << 20)
+
+typedef enum BufAccess { BUF_ACCESS_READ, BUF_ACCESS_MMAP } BufAccess;
+
+typedef enum BufStrategy {
+    BUF_STRATEGY_AUTO,   /* ring when the table is over a quarter of the pool */
+    BUF_STRATEGY_NORMAL, /* always the whole pool */
+    BUF_STRATEGY_RING,   /* always the ring */
+} BufStrategy;
+
+typedef struct BufMgrOptions {
+    BufAccess bo_access;
+    size_t bo_pool_bytes;       /* read: the pool's size */
+    size_t bo_ring_bytes;       /* read: the bulk-read ring's size */
+    BufStrategy bo_strategy;    /* read: ring or whole pool */
+    size_t bo_io_combine_bytes; /* read: most bytes one preadv brings in */
+    size_t bo_mmap_chunk_bytes; /* mmap: window size; 0 maps each segment whole */
+    PageIOAdvice bo_advice;     /* mmap: madvise for each window */
+    bool bo_verify;             /* verify pages from the file */
+    uint32_t bo_seg_blocks;     /* pages per segment file */
+} BufMgrOptions;
+
+/* The defaults above, read access, verification on, 1 GiB segments. */
+void bufmgr_default_options(BufMgrOptions *o);
+
+typedef struct BufStats {
+    uint64_t bs_hits;       /* pins of a page already in memory and seen before */
+    uint64_t bs_reads;      /* pages brought in from the file (mmap: first touches) */
+    uint64_t bs_read_calls; /* preadv() calls (mmap: mmap() calls) */
+    uint64_t bs_bytes_read; /* bytes read (mmap: bytes mapped) */
+    uint64_t bs_evictions;  /* valid pages replaced (mmap: windows unmapped) */
+    uint64_t bs_pages_verified;  /* pages checked by page_verify() */
+    uint64_t bs_verify_failures; /* ... that failed */
+    uint64_t bs_frames_used; /* frames that ever held a page (mmap: windows mapped at
+                                once, at most) */
+} BufStats;
+
+typedef int32_t Buffer;
+#define INVALID_BUFFER ((Buffer)-1)
+
+typedef struct BufMgr BufMgr;
+
+/*
+ * Open the relation at path.  Fails with HS_EUSAGE for options out of
+ * range, -errno or HS_ENOTHEAP from relfile_open(), or HS_ENOTHEAP if block
+ * 0 does not carry a PostgreSQL page header (the file is not a heap table).
+ */
+int bufmgr_open(BufMgr **bm, const char *path, const BufMgrOptions *o, HsError *err);
+
+uint64_t bufmgr_nblocks(const BufMgr *bm);
+
+/* Whether misses recycle the ring (read access). */
+bool bufmgr_uses_ring(const BufMgr *bm);
+
+/* Frames in the pool (read) or pages per window (mmap). */
+uint32_t bufmgr_frames(const BufMgr *bm);
+
+/* A sequential scan of blocks [start, end) follows: read ahead within it. */
+void bufmgr_scan_hint(BufMgr *bm, uint64_t start, uint64_t end);
+
+/*
+ * Pin block blkno and set *page to its 8192 bytes and *buf to the handle to
+ * release.  On failure nothing is pinned and the error names the block:
+ * HS_ECORRUPT when the page fails verification (err->msg says how), else
+ * -errno.  A page that failed is not kept: asking again reads it again.
+ */
+int bufmgr_read(BufMgr *bm, uint64_t blkno, Buffer *buf, const void **page,
+                HsError *err);
+
+/* Unpin a page returned by bufmgr_read(). */
+void bufmgr_release(BufMgr *bm, Buffer buf);
+
+/* The counters so far. */
+const BufStats *bufmgr_stats(const BufMgr *bm);
+
+/* Pins held right now (a leak check for tests). */
+uint32_t bufmgr_pins_held(const BufMgr *bm);
+
+/*
+ * The block whose mapped page holds addr (mmap access), for turning a
+ * SIGBUS into an error naming the block.  Returns 0 or -1 if addr is not in
+ * any window.  Async-signal-safe: it only reads the window table.
+ */
+int bufmgr_block_of_address(const BufMgr *bm, const void *addr, uint64_t *blkno);
+
+/* The relation's path (for messages). */
+const char *bufmgr_path(const BufMgr *bm);
+
+/* Unmap, free and close everything; safe after an error or a SIGBUS. */
+void bufmgr_close(BufMgr *bm);
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * pageio.h -- how page bytes get from a relation's files into memory: the
+ *             read() way (pread/preadv into caller frames) and the mmap()
+ *             way (a window of a segment file mapped read-only).
+ *
+ * Entry points: pageio_readv() reads consecutive blocks into scattered
+ * frames with one preadv per segment touched; pageio_map() and
+ * pageio_unmap() map and unmap a window.  The buffer manager (bufmgr.c)
+ * decides which is used and when; this module only moves bytes and reports
+ * errors with the file and block.
+ */
+#ifndef HEAPSCAN_PAGEIO_H
+#define HEAPSCAN_PAGEIO_H
+
+#include <stdint.h>
+
+#include "relfile.h"
+
+typedef enum PageIOAdvice {
+    PAGEIO_ADV_NORMAL = 0, /* madvise(MADV_NORMAL): the kernel's default readahead */
+    PAGEIO_ADV_SEQUENTIAL, /* MADV_SEQUENTIAL: aggressive readahead, early drop */
+    PAGEIO_ADV_WILLNEED,   /* MADV_WILLNEED: start reading the window now */
+    PAGEIO_ADV_POPULATE,   /* MAP_POPULATE: fault the whole window in at mmap() */
+} PageIOAdvice;
+
+/*
+ * Read blocks blkno .. blkno + n - 1 into frames[0 .. n-1] (each BLCKSZ
+ * bytes), with one preadv() per segment the range touches; *calls gets the
+ * number of system calls made.  A short read is an error naming the block.
+ */
+int pageio_readv(RelFile *rf, uint64_t blkno, uint32_t n, void *const *frames,
+                 uint32_t *calls, HsError *err);
+
+/* A mapped window: npages pages of one segment, starting at block first. */
+typedef struct PageIOWindow {
+    uint64_t pw_first;  /* first block it holds */
+    uint32_t pw_npages; /* pages it holds */
+    void *pw_base;      /* the mapping (NULL when not mapped) */
+    size_t pw_len;      /* bytes mapped */
+} PageIOWindow;
+
+/*
+ * Map up to want pages starting at block first, never past the end of
+ * first's segment or of the relation, read-only and shared, with the
+ * advice given.
+ */
+int pageio_map(RelFile *rf, uint64_t first, uint32_t want, PageIOAdvice adv,
+               PageIOWindow *w, HsError *err);
+
+/* Unmap a window (no-op if it is not mapped). */
+void pageio_unmap(PageIOWindow *w);
+
+#endif

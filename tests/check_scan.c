@@ -1,0 +1,597 @@
+/*
+ * check_scan.c -- the buffer manager and the SeqScan node: every access
+ *                 method and setting returns the same answer, the one the
+ *                 generator wrote; the counters are what the design says;
+ *                 damage is reported at the right block.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heapgen.h"
+#include "scanrun.h"
+#include "seqscan.h"
+#include "testutil.h"
+
+static const char *mkheap;
+
+static void setup(void)
+{
+    tu_setup();
+    mkheap = tu_tool("MKHEAP");
+}
+
+/* A table made by mkheap, and its spec for the oracle. */
+typedef struct Table {
+    const char *name;
+    HeapGenSpec spec;
+    uint64_t rows;
+    uint32_t seg_blocks; /* segment size it was written with */
+} Table;
+
+static const Table tables[] = {
+    {"s1p59",
+     {.hg_seed = 1, .hg_pad_len = 59, .hg_fillfactor = 100},
+     10000,
+     RELFILE_SEG_BLOCKS},
+    {"s2p0",
+     {.hg_seed = 2, .hg_pad_len = 0, .hg_fillfactor = 100},
+     12000,
+     RELFILE_SEG_BLOCKS},
+    {"s3p200",
+     {.hg_seed = 3, .hg_pad_len = 200, .hg_fillfactor = 100},
+     6000,
+     RELFILE_SEG_BLOCKS},
+    {"s4p59f50",
+     {.hg_seed = 4, .hg_pad_len = 59, .hg_fillfactor = 50},
+     5000,
+     RELFILE_SEG_BLOCKS},
+    {"s5p200f50av",
+     {.hg_seed = 5, .hg_pad_len = 200, .hg_fillfactor = 50, .hg_all_visible = true},
+     3000,
+     RELFILE_SEG_BLOCKS},
+    /* 20 pages a segment: 301 pages in 16 segments, the last one partial */
+    {"s6seg", {.hg_seed = 6, .hg_pad_len = 59, .hg_fillfactor = 100}, 22501, 20},
+};
+#define NTABLES (int)(sizeof(tables) / sizeof(tables[0]))
+
+static const char *make_table(const Table *t)
+{
+    char rows[32], pad[16], ff[16], seed[32], seg[32];
+    snprintf(rows, sizeof(rows), "%llu", (unsigned long long)t->rows);
+    snprintf(pad, sizeof(pad), "%u", t->spec.hg_pad_len);
+    snprintf(ff, sizeof(ff), "%u", t->spec.hg_fillfactor);
+    snprintf(seed, sizeof(seed), "%llu", (unsigned long long)t->spec.hg_seed);
+    snprintf(seg, sizeof(seg), "%llu", (unsigned long long)t->seg_blocks * BLCKSZ);
+    const char *path = tu_path(t->name);
+    TuRun *r =
+        tu_runl(0, mkheap, "-q", "--rows", rows, "--pad", pad, "--fillfactor", ff,
+                "--seed", seed, "--segment-size", seg,
+                t->spec.hg_all_visible ? "--all-visible" : "--quiet", path, NULL);
+    ck_assert_msg(r->status == 0, "mkheap: %s", r->err);
+    return path;
+}
+
+/* The oracle: what the qual returns over the generator's rows, no file read. */
+static void oracle(const Table *t, const Qual *q, uint64_t *rows, int64_t *sum_v,
+                   uint64_t skip_first, uint64_t skip_n)
+{
+    char pad[HEAP_PAD_MAX];
+    *rows = 0;
+    *sum_v = 0;
+    for (uint64_t id = 1; id <= t->rows; id++) {
+        if (id >= skip_first && id < skip_first + skip_n)
+            continue;
+        HeapRow r;
+        heapgen_row(&t->spec, (int32_t)id, &r, pad);
+        int64_t x = q->q_col == QUAL_ID ? r.id : q->q_col == QUAL_K ? r.k : r.v;
+        if (qual_test(q, x)) {
+            (*rows)++;
+            *sum_v += r.v;
+        }
+    }
+}
+
+static const char *const quals[] = {
+    "k = -1", "k >= 500000", "id <= 1000", "v < 1000000000", "k <> 77", "id > 2999",
+};
+#define NQUALS (int)(sizeof(quals) / sizeof(quals[0]))
+
+/* The settings every table is scanned under. */
+typedef struct Setting {
+    const char *name;
+    BufAccess access;
+    size_t pool, combine, chunk;
+    BufStrategy strategy;
+} Setting;
+
+static const Setting settings[] = {
+    {"read combine 8k, big pool", BUF_ACCESS_READ, 64 << 20, 8 << 10, 0,
+     BUF_STRATEGY_NORMAL},
+    {"read combine 128k, big pool", BUF_ACCESS_READ, 64 << 20, 128 << 10, 0,
+     BUF_STRATEGY_NORMAL},
+    {"read combine 128k, ring", BUF_ACCESS_READ, 64 << 20, 128 << 10, 0,
+     BUF_STRATEGY_RING},
+    {"read combine 8k, small pool", BUF_ACCESS_READ, 512 << 10, 8 << 10, 0,
+     BUF_STRATEGY_NORMAL},
+    {"read combine 128k, small pool", BUF_ACCESS_READ, 512 << 10, 128 << 10, 0,
+     BUF_STRATEGY_NORMAL},
+    {"read combine 64k, small pool, auto", BUF_ACCESS_READ, 512 << 10, 64 << 10, 0,
+     BUF_STRATEGY_AUTO},
+    {"mmap 8k", BUF_ACCESS_MMAP, 0, 0, 8 << 10, 0},
+    {"mmap 8M", BUF_ACCESS_MMAP, 0, 0, 8 << 20, 0},
+    {"mmap 32M", BUF_ACCESS_MMAP, 0, 0, 32 << 20, 0},
+    {"mmap whole", BUF_ACCESS_MMAP, 0, 0, 0, 0},
+};
+#define NSETTINGS (int)(sizeof(settings) / sizeof(settings[0]))
+
+static ScanConfig config_for(const char *path, const Table *t, const Setting *s)
+{
+    ScanConfig cfg = {.sc_path = path, .sc_cache = CACHE_ASIS};
+    bufmgr_default_options(&cfg.sc_bufopt);
+    cfg.sc_bufopt.bo_access = s->access;
+    cfg.sc_bufopt.bo_seg_blocks = t->seg_blocks;
+    if (s->access == BUF_ACCESS_READ) {
+        cfg.sc_bufopt.bo_pool_bytes = s->pool;
+        cfg.sc_bufopt.bo_io_combine_bytes = s->combine;
+        cfg.sc_bufopt.bo_ring_bytes = s->pool < (1 << 20) ? 128 << 10 : 256 << 10;
+        cfg.sc_bufopt.bo_strategy = s->strategy;
+    } else {
+        cfg.sc_bufopt.bo_mmap_chunk_bytes = s->chunk;
+    }
+    return cfg;
+}
+
+/* ---- the same answer everywhere -------------------------------------- */
+
+START_TEST(every_setting_gives_the_generators_answer)
+{
+    const Table *t = &tables[_i];
+    const char *path = make_table(t);
+    for (int q = 0; q < NQUALS; q++) {
+        Qual qual;
+        char why[128];
+        ck_assert_int_eq(qual_parse(quals[q], &qual, why, sizeof(why)), 0);
+        uint64_t want_rows;
+        int64_t want_sum;
+        oracle(t, &qual, &want_rows, &want_sum, 0, 0);
+        for (int s = 0; s < NSETTINGS; s++) {
+            ScanConfig cfg = config_for(path, t, &settings[s]);
+            cfg.sc_qual = qual;
+            ScanResult r;
+            HsError err;
+            int rc = scan_run(&cfg, &r, &err);
+            ck_assert_msg(rc == 0, "%s, %s: %s", t->name, settings[s].name, err.msg);
+            ck_assert_msg(r.sr_rows_scanned == t->rows &&
+                              r.sr_rows_returned == want_rows && r.sr_sum_v == want_sum,
+                          "%s, %s, WHERE %s: scanned %llu returned %llu sum %lld; "
+                          "want %llu %llu %lld",
+                          t->name, settings[s].name, quals[q],
+                          (unsigned long long)r.sr_rows_scanned,
+                          (unsigned long long)r.sr_rows_returned, (long long)r.sr_sum_v,
+                          (unsigned long long)t->rows, (unsigned long long)want_rows,
+                          (long long)want_sum);
+            ck_assert_uint_eq(r.sr_buf.bs_pages_verified, r.sr_pages);
+            ck_assert_uint_eq(r.sr_buf.bs_verify_failures, 0);
+        }
+    }
+}
+END_TEST
+
+/* ---- counters ---------------------------------------------------------- */
+
+static BufMgr *open_bm(const char *path, const BufMgrOptions *o)
+{
+    BufMgr *bm;
+    HsError err;
+    ck_assert_msg(bufmgr_open(&bm, path, o, &err) == 0, "%s", err.msg);
+    return bm;
+}
+
+/* Scan bm to the end with the default qual; returns rows scanned. */
+static uint64_t scan_all(BufMgr *bm)
+{
+    SeqScan ss;
+    ScanSink sink = {0, 0};
+    HsError err;
+    Qual q = QUAL_DEFAULT;
+    seqscan_begin(&ss, bm, &q, false);
+    ck_assert_msg(executor_run(&ss, &sink, NULL, NULL, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(bufmgr_pins_held(bm), 0);
+    return ss.ss_rows_scanned;
+}
+
+START_TEST(second_scan_with_a_big_pool_reads_nothing)
+{
+    const char *path = make_table(&tables[0]); /* 134 pages */
+    BufMgrOptions o;
+    bufmgr_default_options(&o);
+    o.bo_pool_bytes = 8 << 20; /* 1024 frames: 134 pages are under a quarter */
+    BufMgr *bm = open_bm(path, &o);
+    uint64_t n = bufmgr_nblocks(bm);
+    ck_assert_uint_eq(n, 134);
+    ck_assert(!bufmgr_uses_ring(bm));
+    scan_all(bm);
+    const BufStats *s = bufmgr_stats(bm);
+    ck_assert_uint_eq(s->bs_reads, n);
+    ck_assert_uint_eq(s->bs_hits, 0);
+    ck_assert_uint_eq(s->bs_bytes_read, n * BLCKSZ);
+    ck_assert_uint_eq(s->bs_evictions, 0);
+    ck_assert_uint_eq(s->bs_pages_verified, n);
+    scan_all(bm);
+    ck_assert_uint_eq(s->bs_reads, n);          /* nothing more was read */
+    ck_assert_uint_eq(s->bs_hits, n);           /* every page was a hit */
+    ck_assert_uint_eq(s->bs_pages_verified, n); /* and not verified again */
+    bufmgr_close(bm);
+}
+END_TEST
+
+START_TEST(auto_strategy_rings_over_a_quarter_of_the_pool)
+{
+    const char *path = make_table(&tables[0]); /* 134 pages */
+    BufMgrOptions o;
+    bufmgr_default_options(&o);
+    o.bo_pool_bytes = (size_t)4 * 134 * BLCKSZ; /* table is exactly a quarter */
+    BufMgr *bm = open_bm(path, &o);
+    ck_assert(!bufmgr_uses_ring(bm));
+    bufmgr_close(bm);
+    o.bo_pool_bytes = (size_t)4 * 133 * BLCKSZ; /* a page over a quarter */
+    bm = open_bm(path, &o);
+    ck_assert(bufmgr_uses_ring(bm));
+    bufmgr_close(bm);
+}
+END_TEST
+
+START_TEST(ring_scan_never_holds_more_than_the_ring)
+{
+    const char *path = make_table(&tables[2]); /* 188 pages */
+    BufMgrOptions o;
+    bufmgr_default_options(&o);
+    o.bo_pool_bytes = 8 << 20; /* 1024 frames: room for all, but the ring is forced */
+    o.bo_strategy = BUF_STRATEGY_RING;
+    o.bo_ring_bytes = 256 << 10; /* 32 frames */
+    BufMgr *bm = open_bm(path, &o);
+    uint64_t n = bufmgr_nblocks(bm);
+    scan_all(bm);
+    const BufStats *s = bufmgr_stats(bm);
+    ck_assert_uint_eq(s->bs_frames_used, 32);
+    ck_assert_uint_eq(s->bs_reads, n);
+    ck_assert_uint_eq(s->bs_evictions, n - 32);
+    /* a second scan finds only the ring's last 32 pages and reads the rest */
+    scan_all(bm);
+    ck_assert_uint_le(s->bs_frames_used, 32);
+    bufmgr_close(bm);
+}
+END_TEST
+
+START_TEST(read_calls_follow_io_combine)
+{
+    const char *path = make_table(&tables[0]); /* 134 pages, one segment */
+    const size_t combine[] = {8 << 10, 16 << 10, 64 << 10, 128 << 10};
+    for (int i = 0; i < 4; i++) {
+        BufMgrOptions o;
+        bufmgr_default_options(&o);
+        o.bo_io_combine_bytes = combine[i];
+        BufMgr *bm = open_bm(path, &o);
+        uint64_t n = bufmgr_nblocks(bm), per = combine[i] / BLCKSZ;
+        scan_all(bm);
+        ck_assert_uint_eq(bufmgr_stats(bm)->bs_read_calls, (n + per - 1) / per);
+        ck_assert_uint_eq(bufmgr_stats(bm)->bs_reads, n);
+        bufmgr_close(bm);
+    }
+    /* across segments, a preadv never spans two files: 20-page segments
+     * read 16 + 4 at a time, 15 full segments and a last one of 1 page */
+    const char *seg = make_table(&tables[5]);
+    BufMgrOptions o;
+    bufmgr_default_options(&o);
+    o.bo_seg_blocks = 20;
+    BufMgr *bm = open_bm(seg, &o);
+    ck_assert_uint_eq(bufmgr_nblocks(bm), 301);
+    scan_all(bm);
+    ck_assert_uint_eq(bufmgr_stats(bm)->bs_read_calls, 15 * 2 + 1);
+    bufmgr_close(bm);
+}
+END_TEST
+
+START_TEST(mmap_maps_one_window_per_chunk)
+{
+    const char *path = make_table(&tables[0]); /* 134 pages */
+    const struct {
+        size_t chunk;
+        uint64_t calls;
+    } c[] = {{8 << 10, 134}, {64 << 10, 17}, {8 << 20, 1}, {0, 1}};
+    for (int i = 0; i < 4; i++) {
+        BufMgrOptions o;
+        bufmgr_default_options(&o);
+        o.bo_access = BUF_ACCESS_MMAP;
+        o.bo_mmap_chunk_bytes = c[i].chunk;
+        BufMgr *bm = open_bm(path, &o);
+        scan_all(bm);
+        const BufStats *s = bufmgr_stats(bm);
+        ck_assert_uint_eq(s->bs_read_calls, c[i].calls);
+        ck_assert_uint_eq(s->bs_reads, 134);
+        ck_assert_uint_eq(s->bs_pages_verified, 134);
+        ck_assert_uint_eq(s->bs_bytes_read, 134 * BLCKSZ);
+        ck_assert_uint_le(s->bs_frames_used, 4);
+        bufmgr_close(bm);
+    }
+}
+END_TEST
+
+START_TEST(pinned_window_is_not_unmapped)
+{
+    const char *path = make_table(&tables[0]);
+    BufMgrOptions o;
+    bufmgr_default_options(&o);
+    o.bo_access = BUF_ACCESS_MMAP;
+    o.bo_mmap_chunk_bytes = 8 << 10; /* a window per page, 4 mapped at most */
+    BufMgr *bm = open_bm(path, &o);
+    HsError err;
+    Buffer b0, b;
+    const void *p0, *p;
+    ck_assert_int_eq(bufmgr_read(bm, 0, &b0, &p0, &err), 0);
+    unsigned char copy[BLCKSZ];
+    memcpy(copy, p0, BLCKSZ);
+    /* walk far past the window limit while block 0 stays pinned */
+    for (uint64_t blk = 1; blk < 100; blk++) {
+        ck_assert_int_eq(bufmgr_read(bm, blk, &b, &p, &err), 0);
+        bufmgr_release(bm, b);
+    }
+    ck_assert_int_eq(memcmp(p0, copy, BLCKSZ), 0); /* still mapped, same bytes */
+    uint64_t blk;
+    ck_assert_int_eq(bufmgr_block_of_address(bm, (const char *)p0 + 100, &blk), 0);
+    ck_assert_uint_eq(blk, 0);
+    /* with every window pinned there is no room, and it says so */
+    Buffer held[3];
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(bufmgr_read(bm, 200 + (uint64_t)i - 100, &held[i], &p, &err),
+                         0);
+    ck_assert_int_eq(bufmgr_read(bm, 120, &b, &p, &err), -ENOBUFS);
+    for (int i = 0; i < 3; i++)
+        bufmgr_release(bm, held[i]);
+    bufmgr_release(bm, b0);
+    ck_assert_uint_eq(bufmgr_pins_held(bm), 0);
+    bufmgr_close(bm);
+}
+END_TEST
+
+START_TEST(all_frames_pinned_is_an_error_not_a_hang)
+{
+    const char *path = make_table(&tables[0]);
+    BufMgrOptions o;
+    bufmgr_default_options(&o);
+    o.bo_pool_bytes = 16 * BLCKSZ;
+    o.bo_ring_bytes = 8 * BLCKSZ;
+    o.bo_io_combine_bytes = BLCKSZ;
+    o.bo_strategy = BUF_STRATEGY_NORMAL;
+    BufMgr *bm = open_bm(path, &o);
+    HsError err;
+    Buffer b[16];
+    const void *p;
+    for (int i = 0; i < 16; i++)
+        ck_assert_int_eq(bufmgr_read(bm, (uint64_t)i, &b[i], &p, &err), 0);
+    Buffer extra;
+    ck_assert_int_eq(bufmgr_read(bm, 16, &extra, &p, &err), -ENOBUFS);
+    ck_assert_int_eq(err.block, 16);
+    /* pinning a page already in the pool still works */
+    ck_assert_int_eq(bufmgr_read(bm, 3, &extra, &p, &err), 0);
+    bufmgr_release(bm, extra);
+    for (int i = 0; i < 16; i++)
+        bufmgr_release(bm, b[i]);
+    ck_assert_int_eq(bufmgr_read(bm, 16, &extra, &p, &err), 0);
+    bufmgr_release(bm, extra);
+    bufmgr_close(bm);
+}
+END_TEST
+
+/* ---- damage ------------------------------------------------------------ */
+
+static void flip_byte(const char *path, off_t off)
+{
+    int fd = open(path, O_RDWR);
+    ck_assert_int_ge(fd, 0);
+    unsigned char c;
+    ck_assert_int_eq(pread(fd, &c, 1, off), 1);
+    c ^= 0x10;
+    ck_assert_int_eq(pwrite(fd, &c, 1, off), 1);
+    close(fd);
+}
+
+START_TEST(damaged_block_is_named_under_every_method)
+{
+    const Table *t = &tables[5]; /* multi-segment: block 47 is in segment 2 */
+    const char *path = make_table(t);
+    const uint64_t bad = 47;
+    char seg[600];
+    snprintf(seg, sizeof(seg), "%s.%u", path, (unsigned)(bad / t->seg_blocks));
+    flip_byte(seg, (off_t)((bad % t->seg_blocks) * BLCKSZ + 5000)); /* tuple data */
+    for (int s = 0; s < NSETTINGS; s++) {
+        ScanConfig cfg = config_for(path, t, &settings[s]);
+        ScanResult r;
+        HsError err;
+        ck_assert_int_eq(scan_run(&cfg, &r, &err), HS_ECORRUPT);
+        ck_assert_int_eq(err.block, (int64_t)bad);
+        ck_assert_str_eq(err.file, path);
+        ck_assert_msg(strstr(err.msg, "checksum mismatch (stored 0x") != NULL, "%s",
+                      err.msg);
+
+        /* skipping it gives every other page's rows */
+        cfg.sc_skip_corrupt = true;
+        Qual q;
+        char why[64];
+        qual_parse("k >= 250000", &q, why, sizeof(why));
+        cfg.sc_qual = q;
+        ck_assert_int_eq(scan_run(&cfg, &r, &err), 0);
+        uint64_t per = heapgen_tuples_per_page(&t->spec), want_rows;
+        int64_t want_sum;
+        oracle(t, &q, &want_rows, &want_sum, bad * per + 1, per);
+        ck_assert_uint_eq(r.sr_pages_skipped, 1);
+        ck_assert_uint_eq(r.sr_buf.bs_verify_failures, 1);
+        ck_assert_uint_eq(r.sr_rows_scanned, t->rows - per);
+        ck_assert_uint_eq(r.sr_rows_returned, want_rows);
+        ck_assert_int_eq(r.sr_sum_v, want_sum);
+    }
+}
+END_TEST
+
+static void shrink_to_one_page(BufMgr *bm, void *arg)
+{
+    /* map the first window by reading block 0, then cut the file under it */
+    Buffer b;
+    const void *p;
+    HsError err;
+    ck_assert_int_eq(bufmgr_read(bm, 0, &b, &p, &err), 0);
+    bufmgr_release(bm, b);
+    ck_assert_int_eq(truncate((const char *)arg, BLCKSZ), 0);
+}
+
+START_TEST(file_shrunk_under_mmap_is_an_error_naming_the_block)
+{
+    const char *path = make_table(&tables[0]);
+    const int verify = _i;
+    ScanConfig cfg = config_for(path, &tables[0], &settings[7]); /* mmap 8M */
+    cfg.sc_bufopt.bo_verify = verify;
+    cfg.sc_before_scan = shrink_to_one_page;
+    cfg.sc_arg = (void *)path;
+    ScanResult r;
+    HsError err;
+    int rc = scan_run(&cfg, &r, &err);
+    ck_assert_int_eq(rc, -EFAULT);
+    ck_assert_int_eq(err.block, 1); /* the first page past the new end */
+    ck_assert_msg(strstr(err.msg, "shrank") != NULL, "%s", err.msg);
+    /* and the process is fine: a later scan of what is left works */
+    cfg.sc_before_scan = NULL;
+    ck_assert_int_eq(scan_run(&cfg, &r, &err), 0);
+    ck_assert_uint_eq(r.sr_pages, 1);
+}
+END_TEST
+
+START_TEST(files_that_are_not_tables)
+{
+    BufMgrOptions o;
+    bufmgr_default_options(&o);
+    BufMgr *bm;
+    HsError err;
+
+    int fd = open(tu_path("empty"), O_CREAT | O_WRONLY, 0644);
+    close(fd);
+    ck_assert_int_eq(bufmgr_open(&bm, tu_path("empty"), &o, &err), HS_ENOTHEAP);
+    ck_assert_ptr_nonnull(strstr(err.msg, "empty file"));
+
+    fd = open(tu_path("text"), O_CREAT | O_WRONLY, 0644);
+    char line[64];
+    for (int i = 0; i < 2 * BLCKSZ / 16; i++) {
+        snprintf(line, sizeof(line), "line %09d\n", i);
+        ck_assert_int_eq(write(fd, line, 16), 16);
+    }
+    close(fd);
+    ck_assert_int_eq(bufmgr_open(&bm, tu_path("text"), &o, &err), HS_ENOTHEAP);
+    ck_assert_ptr_nonnull(strstr(err.msg, "not a heap table"));
+    ck_assert_int_eq(err.block, 0);
+
+    fd = open(tu_path("odd"), O_CREAT | O_WRONLY, 0644);
+    ck_assert_int_eq(ftruncate(fd, 3 * BLCKSZ + 1), 0);
+    close(fd);
+    ck_assert_int_eq(bufmgr_open(&bm, tu_path("odd"), &o, &err), HS_ENOTHEAP);
+    ck_assert_ptr_nonnull(strstr(err.msg, "not a multiple of 8192"));
+}
+END_TEST
+
+START_TEST(bad_bytes_with_verification_off_are_an_error_not_a_crash)
+{
+    /* a valid header whose line pointer points past the page, checksum and all */
+    const Table *t = &tables[0];
+    const char *path = make_table(t);
+    int fd = open(path, O_RDWR);
+    unsigned char page[BLCKSZ];
+    ck_assert_int_eq(pread(fd, page, BLCKSZ, 3 * BLCKSZ), BLCKSZ);
+    page_linp(page)[10] = item_id_make(8160, LP_NORMAL, 100);
+    page_set_checksum(page, 3);
+    ck_assert_int_eq(pwrite(fd, page, BLCKSZ, 3 * BLCKSZ), BLCKSZ);
+    close(fd);
+    for (int s = 0; s < NSETTINGS; s++) {
+        for (int verify = 0; verify < 2; verify++) {
+            ScanConfig cfg = config_for(path, t, &settings[s]);
+            cfg.sc_bufopt.bo_verify = verify;
+            ScanResult r;
+            HsError err;
+            ck_assert_int_eq(scan_run(&cfg, &r, &err), HS_ECORRUPT);
+            ck_assert_int_eq(err.block, 3);
+            ck_assert_msg(strstr(err.msg, "line pointer 11 out of bounds") != NULL,
+                          "%s", err.msg);
+        }
+    }
+}
+END_TEST
+
+START_TEST(qual_parsing)
+{
+    Qual q;
+    char why[128], buf[64];
+    const char *ok[][2] = {
+        {"k = -1", "k = -1"},
+        {"k=-1", "k = -1"},
+        {" id<=1000 ", "id <= 1000"},
+        {"v <> 5", "v != 5"},
+        {"v != 5", "v != 5"},
+        {"k >= 500000", "k >= 500000"},
+        {"k > 3", "k > 3"},
+        {"k < 3", "k < 3"},
+        {"v = 9223372036854775807", "v = 9223372036854775807"},
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        ck_assert_msg(qual_parse(ok[i][0], &q, why, sizeof(why)) == 0, "%s: %s",
+                      ok[i][0], why);
+        ck_assert_str_eq(qual_format(&q, buf, sizeof(buf)), ok[i][1]);
+    }
+    const char *bad[] = {"",        "pad = 1", "k",
+                         "k ==",    "k = ",    "k = 1x",
+                         "k = 1 2", "k ~ 1",   "k = 99999999999999999999"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_msg(qual_parse(bad[i], &q, why, sizeof(why)) == -1, "'%s' parsed",
+                      bad[i]);
+    ck_assert(qual_parse("k = 5", &q, why, sizeof(why)) == 0 && qual_test(&q, 5) &&
+              !qual_test(&q, 4));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("scan");
+    TCase *tc = tcase_create("same-answer");
+    tcase_add_checked_fixture(tc, setup, tu_teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, every_setting_gives_the_generators_answer, 0, NTABLES);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("counters");
+    tcase_add_checked_fixture(tc, setup, tu_teardown);
+    tcase_add_test(tc, second_scan_with_a_big_pool_reads_nothing);
+    tcase_add_test(tc, auto_strategy_rings_over_a_quarter_of_the_pool);
+    tcase_add_test(tc, ring_scan_never_holds_more_than_the_ring);
+    tcase_add_test(tc, read_calls_follow_io_combine);
+    tcase_add_test(tc, mmap_maps_one_window_per_chunk);
+    tcase_add_test(tc, pinned_window_is_not_unmapped);
+    tcase_add_test(tc, all_frames_pinned_is_an_error_not_a_hang);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("damage");
+    tcase_add_checked_fixture(tc, setup, tu_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, damaged_block_is_named_under_every_method);
+    tcase_add_loop_test(tc, file_shrunk_under_mmap_is_an_error_naming_the_block, 0, 2);
+    tcase_add_test(tc, files_that_are_not_tables);
+    tcase_add_test(tc, bad_bytes_with_verification_off_are_an_error_not_a_crash);
+    tcase_add_test(tc, qual_parsing);
+    suite_add_tcase(s, tc);
+
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

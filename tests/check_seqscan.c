@@ -1,0 +1,267 @@
+/*
+ * check_seqscan.c -- the seqscan tool: its report, its JSON, its errors and
+ *                    exit statuses, and its memory.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heapgen.h"
+#include "testutil.h"
+
+static const char *mkheap, *seqscan;
+
+static void setup(void)
+{
+    tu_setup();
+    mkheap = tu_tool("MKHEAP");
+    seqscan = tu_tool("SEQSCAN");
+}
+
+static const char *table(const char *name, const char *rows)
+{
+    const char *p = tu_path(name);
+    TuRun *r = tu_runl(0, mkheap, "-q", "--rows", rows, p, NULL);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    return p;
+}
+
+/* The number after "key": in a JSON text (a flat search is enough here). */
+static long long json_int(const char *json, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof(pat), "\"%s\": ", key);
+    const char *p = strstr(json, pat);
+    ck_assert_msg(p != NULL, "no %s in %s", key, json);
+    return strtoll(p + strlen(pat), NULL, 10);
+}
+
+static double json_num(const char *json, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof(pat), "\"%s\": ", key);
+    const char *p = strstr(json, pat);
+    ck_assert_msg(p != NULL, "no %s in %s", key, json);
+    return strtod(p + strlen(pat), NULL);
+}
+
+START_TEST(json_has_every_figure)
+{
+    const char *t = table("t", "20000");
+    TuRun *r = tu_runl(0, seqscan, "--json", "--where", "k >= 500000", t, NULL);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    HeapGenSpec spec = {.hg_seed = 1, .hg_pad_len = 59, .hg_fillfactor = 100};
+    char pad[HEAP_PAD_MAX];
+    long long rows = 0, sum = 0;
+    for (int id = 1; id <= 20000; id++) {
+        HeapRow row;
+        heapgen_row(&spec, id, &row, pad);
+        if (row.k >= 500000)
+            rows++, sum += row.v;
+    }
+    ck_assert_int_eq(json_int(r->out, "pages"), 267);
+    ck_assert_int_eq(json_int(r->out, "rows_scanned"), 20000);
+    ck_assert_int_eq(json_int(r->out, "rows_returned"), rows);
+    ck_assert_int_eq(json_int(r->out, "sum_v"), sum);
+    ck_assert_int_eq(json_int(r->out, "checksum_failures"), 0);
+    ck_assert_ptr_nonnull(strstr(r->out, "\"table\": \""));
+    ck_assert_ptr_nonnull(strstr(r->out, "\"access\": \"read\""));
+    double wall = json_num(r->out, "wall_s");
+    ck_assert(wall > 0);
+    ck_assert(json_num(r->out, "user_s") >= 0 && json_num(r->out, "sys_s") >= 0);
+    ck_assert(json_int(r->out, "minflt") >= 0 && json_int(r->out, "majflt") >= 0);
+    /* MB/s and rows/s are the size and rows over the wall time */
+    double mbs = json_num(r->out, "mb_per_s");
+    ck_assert_msg(mbs > 0.99 * 267 * 8192 / 1e6 / wall - 0.1 &&
+                      mbs < 1.01 * 267 * 8192 / 1e6 / wall + 0.1,
+                  "mb_per_s %f for wall %f", mbs, wall);
+    double rps = json_num(r->out, "rows_per_s");
+    ck_assert(rps > 0.99 * 20000 / wall - 1 && rps < 1.01 * 20000 / wall + 1);
+    double res = json_num(r->out, "resident_before");
+    ck_assert(res >= 0.99 && res <= 1.0); /* --cache warm is the default */
+    ck_assert_int_eq(json_int(r->out, "reads"), 267);
+    ck_assert_int_eq(json_int(r->out, "pages_verified"), 267);
+    ck_assert_ptr_null(strstr(r->out, "\"runs\""));
+    ck_assert_ptr_nonnull(strchr(r->out, '}'));
+}
+END_TEST
+
+START_TEST(repeat_reports_every_run)
+{
+    const char *t = table("t", "3000");
+    TuRun *r = tu_runl(0, seqscan, "--json", "--repeat", "3", "--access", "mmap",
+                       "--cache", "cold", t, NULL);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    const char *runs = strstr(r->out, "\"runs\": [");
+    ck_assert_ptr_nonnull(runs);
+    int n = 0;
+    for (const char *p = runs; (p = strstr(p, "\"wall_s\"")) != NULL; p++)
+        n++;
+    ck_assert_int_eq(n, 3);
+    ck_assert_ptr_nonnull(strstr(r->out, "\"access\": \"mmap\""));
+
+    r = tu_runl(0, seqscan, "--repeat", "2", t, NULL);
+    ck_assert_int_eq(r->status, 0);
+    ck_assert_ptr_nonnull(strstr(r->out, "run 1 "));
+    ck_assert_ptr_nonnull(strstr(r->out, "run 2 "));
+    ck_assert_ptr_nonnull(strstr(r->out, "wall (median)"));
+}
+END_TEST
+
+START_TEST(text_report)
+{
+    const char *t = table("t", "3000");
+    TuRun *r = tu_runl(0, seqscan, t, NULL);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    const char *lines[] = {"rows scanned       3000\n",
+                           "rows returned      0\n",
+                           "sum of v           0\n",
+                           "checksum failures  0\n",
+                           "query              WHERE k = -1; verify on\n",
+                           "cache              warm (resident before: 100.0%)\n",
+                           "wall ",
+                           "user ",
+                           "sys ",
+                           "faults ",
+                           "MB/s ",
+                           "rows/s ",
+                           "buffers            hits 0, reads 40, "};
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+        ck_assert_msg(strstr(r->out, lines[i]) != NULL, "no '%s' in\n%s", lines[i],
+                      r->out);
+}
+END_TEST
+
+START_TEST(corrupt_page_exits_3_naming_the_block)
+{
+    const char *t = table("t", "3000");
+    int fd = open(t, O_RDWR);
+    unsigned char c;
+    ck_assert_int_eq(pread(fd, &c, 1, 17 * BLCKSZ + 6000), 1);
+    c ^= 1;
+    ck_assert_int_eq(pwrite(fd, &c, 1, 17 * BLCKSZ + 6000), 1);
+    close(fd);
+    const char *access[] = {"read", "mmap"};
+    for (int i = 0; i < 2; i++) {
+        TuRun *r = tu_runl(0, seqscan, "--access", access[i], t, NULL);
+        ck_assert_int_eq(r->status, 3);
+        char want[700];
+        snprintf(want, sizeof(want),
+                 "seqscan: %s: block 17: checksum mismatch (stored 0x", t);
+        ck_assert_msg(strncmp(r->err, want, strlen(want)) == 0, "%s", r->err);
+        ck_assert_ptr_nonnull(strstr(r->err, ", computed 0x"));
+        ck_assert_str_eq(strchr(r->err, '\n'), "\n"); /* one line */
+
+        r = tu_runl(0, seqscan, "--access", access[i], "--ignore-checksum-failure",
+                    "--json", t, NULL);
+        ck_assert_int_eq(r->status, 0);
+        ck_assert_ptr_nonnull(strstr(r->err, "seqscan: warning: "));
+        ck_assert_ptr_nonnull(strstr(r->err, "block 17: checksum mismatch"));
+        ck_assert_ptr_nonnull(strstr(r->err, "page skipped"));
+        ck_assert_int_eq(json_int(r->out, "checksum_failures"), 1);
+        ck_assert_int_eq(json_int(r->out, "rows_scanned"), 3000 - 75);
+
+        r = tu_runl(0, seqscan, "--access", access[i], "--no-verify", "--json", t,
+                    NULL);
+        ck_assert_int_eq(r->status, 0); /* the flip is in pad text: nothing notices */
+        ck_assert_int_eq(json_int(r->out, "rows_scanned"), 3000);
+        ck_assert_int_eq(json_int(r->out, "pages_verified"), 0);
+    }
+}
+END_TEST
+
+static const struct {
+    const char *args[5];
+    int status;
+    const char *says;
+} cases[] = {
+    {{"MISSING"}, 1, "No such file or directory"},
+    {{"EMPTY"}, 1, "empty file: not a heap table"},
+    {{"ODD"}, 1, "is not a multiple of 8192 bytes"},
+    {{"TEXT"}, 1, "block 0: not a heap table"},
+    {{"--access", "disk", "T"}, 2, "--access: 'disk' is not one of read, mmap"},
+    {{"--where", "pad = 1", "T"}, 2, "--where: 'pad' is not a column"},
+    {{"--where", "k == 1", "T"}, 2, "--where"},
+    {{"--buffers", "1000", "T"}, 2, "--buffers"},
+    {{"--buffers", "64k", "T"},
+     2,
+     "the pool must be a whole number of pages, at least 16"},
+    {{"--io-combine", "2M", "T"},
+     2,
+     "io-combine must be a whole number of pages up to 1 MiB"},
+    {{"--mmap-chunk", "12345", "T"}, 2, "--mmap-chunk"},
+    {{"--madvise", "never", "T"}, 2, "--madvise"},
+    {{"--cache", "hot", "T"}, 2, "--cache"},
+    {{"--repeat", "0", "T"}, 2, "--repeat"},
+    {{"--strategy", "lru", "T"}, 2, "--strategy"},
+    {{NULL}, 2, "no TABLE given"},
+    {{"T", "T"}, 2, "more than one TABLE"},
+};
+
+START_TEST(errors_and_exit_statuses)
+{
+    table("T", "100");
+    close(open(tu_path("EMPTY"), O_CREAT | O_WRONLY, 0644));
+    int fd = open(tu_path("ODD"), O_CREAT | O_WRONLY, 0644);
+    ck_assert_int_eq(ftruncate(fd, BLCKSZ + 10), 0);
+    close(fd);
+    fd = open(tu_path("TEXT"), O_CREAT | O_WRONLY, 0644);
+    for (int i = 0; i < BLCKSZ / 8; i++)
+        ck_assert_int_eq(write(fd, "abcdefg\n", 8), 8);
+    close(fd);
+
+    char *argv[8];
+    int n = 0;
+    argv[n++] = (char *)seqscan;
+    for (int i = 0; cases[_i].args[i]; i++) {
+        const char *a = cases[_i].args[i];
+        if (strcmp(a, "T") == 0 || strcmp(a, "MISSING") == 0 ||
+            strcmp(a, "EMPTY") == 0 || strcmp(a, "ODD") == 0 || strcmp(a, "TEXT") == 0)
+            a = tu_path(a);
+        argv[n++] = (char *)a;
+    }
+    argv[n] = NULL;
+    TuRun *r = tu_run(argv, 0);
+    ck_assert_msg(r->status == cases[_i].status, "case %d: status %d: %s", _i,
+                  r->status, r->err);
+    ck_assert_msg(strstr(r->err, cases[_i].says) != NULL, "case %d: '%s' lacks '%s'",
+                  _i, r->err, cases[_i].says);
+    ck_assert_ptr_nonnull(strstr(r->err, "seqscan: "));
+}
+END_TEST
+
+START_TEST(read_memory_stays_under_the_pool)
+{
+    /* a 64 MiB table, a 16 MiB pool used whole: RSS < pool + 16 MiB */
+    const char *t = tu_path("big");
+    ck_assert_int_eq(tu_runl(0, mkheap, "-q", "--size", "64M", t, NULL)->status, 0);
+    TuRun *r = tu_runl(0, seqscan, "--buffers", "16M", "--strategy", "normal", t, NULL);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    ck_assert_msg(r->ru.ru_maxrss < 32 * 1024, "peak RSS %ld KiB", r->ru.ru_maxrss);
+    ck_assert_ptr_nonnull(strstr(r->out, "evictions "));
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("seqscan");
+    TCase *tc = tcase_create("tool");
+    tcase_add_checked_fixture(tc, setup, tu_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, json_has_every_figure);
+    tcase_add_test(tc, repeat_reports_every_run);
+    tcase_add_test(tc, text_report);
+    tcase_add_test(tc, corrupt_page_exits_3_naming_the_block);
+    tcase_add_loop_test(tc, errors_and_exit_statuses, 0,
+                        sizeof(cases) / sizeof(cases[0]));
+    tcase_add_test(tc, read_memory_stays_under_the_pool);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

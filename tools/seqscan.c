@@ -1,0 +1,413 @@
+/*
+ * seqscan -- a full sequential scan of a heap table through the buffer
+ *            manager, every page verified, timed: SELECT count(*), sum(v)
+ *            FROM t WHERE <qual>, by default the seed's k = -1.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "scanrun.h"
+
+typedef struct Options {
+    ScanConfig cfg;
+    int repeat;
+    bool json;
+    const char *path;
+} Options;
+
+static void usage(void)
+{
+    printf(
+        "Usage: %s [options] TABLE\n"
+        "Scan every page of a heap table written by mkheap (or PostgreSQL 15 with\n"
+        "--no-verify), evaluate a qual on every visible row, and report the rows, "
+        "sum(v)\n"
+        "and what the scan cost.\n"
+        "\n"
+        "Page access:\n"
+        "      --access read|mmap    read: pread into a pool of frames (default);\n"
+        "                            mmap: pages are pointers into mapped windows\n"
+        "      --buffers SIZE        read: pool size (default 128MiB)\n"
+        "      --strategy ring|normal  read: recycle a small ring, or use the whole "
+        "pool\n"
+        "                            (default: ring when the table is over a quarter "
+        "of\n"
+        "                            the pool)\n"
+        "      --ring SIZE           read: ring size (default 256KiB)\n"
+        "      --io-combine SIZE     read: most bytes one preadv reads (default "
+        "128KiB;\n"
+        "                            8k means one page a call)\n"
+        "      --mmap-chunk SIZE|whole  mmap: window size (default 8M)\n"
+        "      --madvise normal|sequential|willneed|populate  mmap: advice per window\n"
+        "Verification:\n"
+        "      --no-verify           do not verify pages (measure the I/O path alone)\n"
+        "      --ignore-checksum-failure  warn about a damaged page, skip it, go on\n"
+        "Query and measurement:\n"
+        "      --where \"COL OP INT\"  COL id, k or v; OP = != <> < <= > >= (default k "
+        "= -1)\n"
+        "      --cache cold|warm|asis  before each run evict the table from the page "
+        "cache\n"
+        "                            (cold), read it in (warm, default), or leave it\n"
+        "      --repeat N            runs (default 1); report each and min/median/max\n"
+        "      --json                one JSON object instead of the text report\n"
+        "      --segment-size SIZE   pages per segment file (default 1GiB; for tests)\n"
+        "  -h, --help                show this help and exit\n"
+        "  -V, --version             show the version and exit\n"
+        "\n"
+        "SIZE takes k, M, G suffixes (powers of 1024). Exit status: 0 ok, 1 error "
+        "(I/O,\n"
+        "missing file, not a heap table), 2 usage, 3 a page failed verification.\n",
+        cli_progname);
+}
+
+static uint64_t size_arg(const char *opt, const char *arg)
+{
+    uint64_t v;
+    if (cli_parse_size(arg, &v) < 0 || v == 0 || v % BLCKSZ != 0)
+        cli_usage_error("%s: '%s' is not a whole number of 8 KiB pages", opt, arg);
+    return v;
+}
+
+static int choice(const char *opt, const char *arg, const char *const *names)
+{
+    for (int i = 0; names[i]; i++)
+        if (strcmp(arg, names[i]) == 0)
+            return i;
+    char list[128] = "";
+    for (int i = 0; names[i]; i++)
+        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+                 i ? ", " : "", names[i]);
+    cli_usage_error("%s: '%s' is not one of %s", opt, arg, list);
+}
+
+static void on_skip(const HsError *err, void *arg)
+{
+    (void)arg;
+    char line[PATH_MAX + 512];
+    fprintf(stderr, "%s: warning: %s; page skipped\n", cli_progname,
+            hs_error_format(err, line, sizeof(line)));
+}
+
+static void parse_args(int argc, char **argv, Options *o)
+{
+    enum {
+        OPT_ACCESS = 256,
+        OPT_BUFFERS,
+        OPT_STRATEGY,
+        OPT_RING,
+        OPT_IO_COMBINE,
+        OPT_MMAP_CHUNK,
+        OPT_MADVISE,
+        OPT_NO_VERIFY,
+        OPT_IGNORE,
+        OPT_WHERE,
+        OPT_CACHE,
+        OPT_REPEAT,
+        OPT_JSON,
+        OPT_SEGMENT_SIZE,
+    };
+    static const struct option longopts[] = {
+        {"access", required_argument, NULL, OPT_ACCESS},
+        {"buffers", required_argument, NULL, OPT_BUFFERS},
+        {"strategy", required_argument, NULL, OPT_STRATEGY},
+        {"ring", required_argument, NULL, OPT_RING},
+        {"io-combine", required_argument, NULL, OPT_IO_COMBINE},
+        {"mmap-chunk", required_argument, NULL, OPT_MMAP_CHUNK},
+        {"madvise", required_argument, NULL, OPT_MADVISE},
+        {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
+        {"ignore-checksum-failure", no_argument, NULL, OPT_IGNORE},
+        {"where", required_argument, NULL, OPT_WHERE},
+        {"cache", required_argument, NULL, OPT_CACHE},
+        {"repeat", required_argument, NULL, OPT_REPEAT},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"segment-size", required_argument, NULL, OPT_SEGMENT_SIZE},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    static const char *const access_names[] = {"read", "mmap", NULL};
+    static const char *const strategy_names[] = {"auto", "normal", "ring", NULL};
+    static const char *const advice_names[] = {"normal", "sequential", "willneed",
+                                               "populate", NULL};
+    static const char *const cache_names[] = {"asis", "cold", "warm", NULL};
+    BufMgrOptions *bo = &o->cfg.sc_bufopt;
+    uint64_t v;
+    char why[256];
+    int c;
+
+    memset(o, 0, sizeof(*o));
+    bufmgr_default_options(bo);
+    o->cfg.sc_qual = QUAL_DEFAULT;
+    o->cfg.sc_cache = CACHE_WARM;
+    o->cfg.sc_on_skip = on_skip;
+    o->repeat = 1;
+    while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_ACCESS:
+            bo->bo_access = (BufAccess)choice("--access", optarg, access_names);
+            break;
+        case OPT_BUFFERS:
+            bo->bo_pool_bytes = size_arg("--buffers", optarg);
+            break;
+        case OPT_STRATEGY:
+            bo->bo_strategy = (BufStrategy)choice("--strategy", optarg, strategy_names);
+            break;
+        case OPT_RING:
+            bo->bo_ring_bytes = size_arg("--ring", optarg);
+            break;
+        case OPT_IO_COMBINE:
+            bo->bo_io_combine_bytes = size_arg("--io-combine", optarg);
+            break;
+        case OPT_MMAP_CHUNK:
+            bo->bo_mmap_chunk_bytes =
+                strcmp(optarg, "whole") == 0 ? 0 : size_arg("--mmap-chunk", optarg);
+            break;
+        case OPT_MADVISE:
+            bo->bo_advice = (PageIOAdvice)choice("--madvise", optarg, advice_names);
+            break;
+        case OPT_NO_VERIFY:
+            bo->bo_verify = false;
+            break;
+        case OPT_IGNORE:
+            o->cfg.sc_skip_corrupt = true;
+            break;
+        case OPT_WHERE:
+            if (qual_parse(optarg, &o->cfg.sc_qual, why, sizeof(why)) < 0)
+                cli_usage_error("--where: %s", why);
+            break;
+        case OPT_CACHE:
+            o->cfg.sc_cache = (CacheMode)choice("--cache", optarg, cache_names);
+            break;
+        case OPT_REPEAT:
+            if (cli_parse_u64(optarg, 1, 1000, &v) < 0)
+                cli_usage_error("--repeat: '%s' is not a count in 1..1000", optarg);
+            o->repeat = (int)v;
+            break;
+        case OPT_JSON:
+            o->json = true;
+            break;
+        case OPT_SEGMENT_SIZE:
+            v = size_arg("--segment-size", optarg);
+            if (v / BLCKSZ > RELFILE_SEG_BLOCKS)
+                cli_usage_error("--segment-size: at most 1GiB");
+            bo->bo_seg_blocks = (uint32_t)(v / BLCKSZ);
+            break;
+        case 'h':
+            usage();
+            exit(EXIT_OK);
+        case 'V':
+            printf("%s (heapscan) %s\n", cli_progname, HEAPSCAN_VERSION);
+            exit(EXIT_OK);
+        default:
+            fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname);
+            exit(EXIT_USAGE);
+        }
+    }
+    if (optind != argc - 1)
+        cli_usage_error(optind == argc ? "no TABLE given"
+                                       : "more than one TABLE given");
+    o->path = o->cfg.sc_path = argv[optind];
+}
+
+/* The figures of one run, or the medians of several. */
+typedef struct Figures {
+    double wall, user, sys, minflt, majflt;
+} Figures;
+
+static Figures figures_of(const ScanResult *r)
+{
+    return (Figures){r->sr_m.m_wall_s, r->sr_m.m_user_s, r->sr_m.m_sys_s,
+                     (double)r->sr_m.m_minflt, (double)r->sr_m.m_majflt};
+}
+
+static double per_s(double x, double secs)
+{
+    return secs > 0 ? x / secs : 0.0;
+}
+
+static const char *access_desc(const BufMgrOptions *bo, bool ring, char *buf,
+                               size_t len)
+{
+    static const char *const adv[] = {"normal", "sequential", "willneed", "populate"};
+    if (bo->bo_access == BUF_ACCESS_MMAP) {
+        if (bo->bo_mmap_chunk_bytes == 0)
+            snprintf(buf, len, "mmap (whole segments, madvise %s)", adv[bo->bo_advice]);
+        else
+            snprintf(buf, len, "mmap (%zu KiB windows, madvise %s)",
+                     bo->bo_mmap_chunk_bytes >> 10, adv[bo->bo_advice]);
+    } else {
+        snprintf(buf, len, "read (pool %zu MiB, %s, io-combine %zu KiB)",
+                 bo->bo_pool_bytes >> 20, ring ? "ring" : "whole pool",
+                 bo->bo_io_combine_bytes >> 10);
+        if (ring)
+            snprintf(buf + strlen(buf) - 1, len - strlen(buf) + 1, ", ring %zu KiB)",
+                     bo->bo_ring_bytes >> 10);
+    }
+    return buf;
+}
+
+static void print_text(const Options *o, const ScanResult *runs, int n,
+                       const Figures *f)
+{
+    const ScanResult *r = &runs[n - 1];
+    const BufStats *b = &r->sr_buf;
+    static const char *const cache[] = {"asis", "cold", "warm"};
+    char acc[160], q[64];
+    double mb = (double)r->sr_bytes / 1e6;
+
+    if (n > 1) {
+        for (int i = 0; i < n; i++)
+            printf("run %-3d wall %.4f s  user %.4f s  sys %.4f s  %8.1f MB/s  "
+                   "resident before %5.1f%%\n",
+                   i + 1, runs[i].sr_m.m_wall_s, runs[i].sr_m.m_user_s,
+                   runs[i].sr_m.m_sys_s, per_s(mb, runs[i].sr_m.m_wall_s),
+                   runs[i].sr_resident_before * 100);
+        printf("\n");
+    }
+    const char *stat = n > 1 ? " (median)" : "";
+    printf("table              %s: %llu pages, %llu bytes\n", o->path,
+           (unsigned long long)r->sr_pages, (unsigned long long)r->sr_bytes);
+    printf("access             %s\n",
+           access_desc(&o->cfg.sc_bufopt, r->sr_ring, acc, sizeof(acc)));
+    printf("query              WHERE %s; verify %s\n",
+           qual_format(&o->cfg.sc_qual, q, sizeof(q)),
+           o->cfg.sc_bufopt.bo_verify ? "on" : "off");
+    printf("cache              %s (resident before: %.1f%%)\n", cache[o->cfg.sc_cache],
+           r->sr_resident_before * 100);
+    printf("rows scanned       %llu\n", (unsigned long long)r->sr_rows_scanned);
+    printf("rows returned      %llu\n", (unsigned long long)r->sr_rows_returned);
+    printf("sum of v           %lld\n", (long long)r->sr_sum_v);
+    printf("checksum failures  %llu\n", (unsigned long long)b->bs_verify_failures);
+    printf("wall%s%*s %.4f s\n", stat, (int)(14 - strlen(stat)), "", f->wall);
+    printf("user%s%*s %.4f s\n", stat, (int)(14 - strlen(stat)), "", f->user);
+    printf("sys%s%*s %.4f s\n", stat, (int)(15 - strlen(stat)), "", f->sys);
+    printf("faults%s%*s %.0f minor, %.0f major\n", stat, (int)(12 - strlen(stat)), "",
+           f->minflt, f->majflt);
+    printf("MB/s               %.1f\n", per_s(mb, f->wall));
+    printf("rows/s             %.0f\n", per_s((double)r->sr_rows_scanned, f->wall));
+    printf(
+        "buffers            hits %llu, reads %llu, read calls %llu, bytes read %llu,\n"
+        "                   evictions %llu, verified %llu, verify failures %llu, "
+        "frames used %llu\n",
+        (unsigned long long)b->bs_hits, (unsigned long long)b->bs_reads,
+        (unsigned long long)b->bs_read_calls, (unsigned long long)b->bs_bytes_read,
+        (unsigned long long)b->bs_evictions, (unsigned long long)b->bs_pages_verified,
+        (unsigned long long)b->bs_verify_failures,
+        (unsigned long long)b->bs_frames_used);
+}
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+static void json_times(const Figures *f, double mb, double rows)
+{
+    printf("\"wall_s\": %.6f, \"user_s\": %.6f, \"sys_s\": %.6f, \"minflt\": %.0f, "
+           "\"majflt\": %.0f, \"mb_per_s\": %.1f, \"rows_per_s\": %.0f",
+           f->wall, f->user, f->sys, f->minflt, f->majflt, per_s(mb, f->wall),
+           per_s(rows, f->wall));
+}
+
+static void print_json(const Options *o, const ScanResult *runs, int n,
+                       const Figures *f)
+{
+    const ScanResult *r = &runs[n - 1];
+    const BufStats *b = &r->sr_buf;
+    const BufMgrOptions *bo = &o->cfg.sc_bufopt;
+    static const char *const cache[] = {"asis", "cold", "warm"};
+    char q[64];
+    double mb = (double)r->sr_bytes / 1e6;
+
+    printf("{\"table\": ");
+    json_string(o->path);
+    printf(", \"access\": \"%s\", ",
+           bo->bo_access == BUF_ACCESS_MMAP ? "mmap" : "read");
+    if (bo->bo_access == BUF_ACCESS_MMAP)
+        printf("\"mmap_chunk\": %zu, ", bo->bo_mmap_chunk_bytes);
+    else
+        printf("\"pool_bytes\": %zu, \"strategy\": \"%s\", \"io_combine\": %zu, ",
+               bo->bo_pool_bytes, r->sr_ring ? "ring" : "normal",
+               bo->bo_io_combine_bytes);
+    printf("\"verify\": %s, \"where\": ", bo->bo_verify ? "true" : "false");
+    json_string(qual_format(&o->cfg.sc_qual, q, sizeof(q)));
+    printf(", \"cache\": \"%s\", \"pages\": %llu, \"bytes\": %llu, \"rows_scanned\": "
+           "%llu, "
+           "\"rows_returned\": %llu, \"sum_v\": %lld, \"checksum_failures\": %llu, ",
+           cache[o->cfg.sc_cache], (unsigned long long)r->sr_pages,
+           (unsigned long long)r->sr_bytes, (unsigned long long)r->sr_rows_scanned,
+           (unsigned long long)r->sr_rows_returned, (long long)r->sr_sum_v,
+           (unsigned long long)b->bs_verify_failures);
+    json_times(f, mb, (double)r->sr_rows_scanned);
+    printf(
+        ", \"resident_before\": %.4f, \"buffers\": {\"hits\": %llu, \"reads\": %llu, "
+        "\"read_calls\": %llu, \"bytes_read\": %llu, \"evictions\": %llu, "
+        "\"pages_verified\": %llu, \"verify_failures\": %llu, \"frames_used\": %llu}",
+        r->sr_resident_before, (unsigned long long)b->bs_hits,
+        (unsigned long long)b->bs_reads, (unsigned long long)b->bs_read_calls,
+        (unsigned long long)b->bs_bytes_read, (unsigned long long)b->bs_evictions,
+        (unsigned long long)b->bs_pages_verified,
+        (unsigned long long)b->bs_verify_failures,
+        (unsigned long long)b->bs_frames_used);
+    if (n > 1) {
+        printf(", \"runs\": [");
+        for (int i = 0; i < n; i++) {
+            Figures fi = figures_of(&runs[i]);
+            printf("%s{", i ? ", " : "");
+            json_times(&fi, mb, (double)runs[i].sr_rows_scanned);
+            printf(", \"resident_before\": %.4f}", runs[i].sr_resident_before);
+        }
+        printf("]");
+    }
+    printf("}\n");
+}
+
+int main(int argc, char **argv)
+{
+    Options o;
+    HsError err;
+    cli_init("seqscan");
+    parse_args(argc, argv, &o);
+    hs_error_clear(&err);
+
+    ScanResult *runs = calloc((size_t)o.repeat, sizeof(ScanResult));
+    double *x[5];
+    for (int k = 0; k < 5; k++)
+        x[k] = calloc((size_t)o.repeat, sizeof(double));
+    if (runs == NULL || !x[0] || !x[1] || !x[2] || !x[3] || !x[4])
+        cli_die(EXIT_ERROR, "out of memory");
+
+    for (int i = 0; i < o.repeat; i++) {
+        int rc = scan_run(&o.cfg, &runs[i], &err);
+        if (rc < 0)
+            return cli_report(&err);
+        Figures f = figures_of(&runs[i]);
+        x[0][i] = f.wall, x[1][i] = f.user, x[2][i] = f.sys, x[3][i] = f.minflt,
+        x[4][i] = f.majflt;
+    }
+    Figures med;
+    double lo, hi;
+    measure_spread(x[0], o.repeat, &lo, &med.wall, &hi);
+    measure_spread(x[1], o.repeat, &lo, &med.user, &hi);
+    measure_spread(x[2], o.repeat, &lo, &med.sys, &hi);
+    measure_spread(x[3], o.repeat, &lo, &med.minflt, &hi);
+    measure_spread(x[4], o.repeat, &lo, &med.majflt, &hi);
+
+    if (o.json)
+        print_json(&o, runs, o.repeat, &med);
+    else
+        print_text(&o, runs, o.repeat, &med);
+    return EXIT_OK;
+}
