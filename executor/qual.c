@@ -76,3 +76,35 @@ const char *qual_format(const Qual *q, char *buf, size_t len)
              (long long)q->q_value);
     return buf;
 }
+
+QualRange qual_compile(const Qual *q)
+{
+    static const unsigned col_off[] = {[QUAL_ID] = 0, [QUAL_K] = 4, [QUAL_V] = 8};
+    QualRange qr = {.qr_off = HEAP_TUPLE_HOFF + col_off[q->q_col],
+                    .qr_wide = q->q_col == QUAL_V};
+    int64_t lo = INT64_MIN, hi = INT64_MAX, v = q->q_value;
+    switch (q->q_op) {
+    case QUAL_EQ:
+    case QUAL_NE:
+        lo = hi = v;
+        qr.qr_negate = q->q_op == QUAL_NE;
+        break;
+    case QUAL_LT:
+        qr.qr_empty = v == INT64_MIN;
+        hi = qr.qr_empty ? v : v - 1;
+        break;
+    case QUAL_LE:
+        hi = v;
+        break;
+    case QUAL_GT:
+        qr.qr_empty = v == INT64_MAX;
+        lo = qr.qr_empty ? v : v + 1;
+        break;
+    case QUAL_GE:
+        lo = v;
+        break;
+    }
+    qr.qr_lo = (uint64_t)lo;
+    qr.qr_span = (uint64_t)hi - (uint64_t)lo;
+    return qr;
+}

@@ -9,6 +9,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+#include "heap.h"
 
 typedef enum QualCol { QUAL_ID, QUAL_K, QUAL_V } QualCol;
 typedef enum QualOp { QUAL_EQ, QUAL_NE, QUAL_LT, QUAL_LE, QUAL_GT, QUAL_GE } QualOp;
@@ -31,7 +34,40 @@ int qual_parse(const char *text, Qual *q, char *why, size_t whylen);
 /* Format q back as "k = -1". */
 const char *qual_format(const Qual *q, char *buf, size_t len);
 
-/* Evaluate q on a value of its column. */
+/*
+ * A qual compiled for the tuple loop: every operator is "x in [lo, hi]" or
+ * its negation, and (x - lo) <= (hi - lo) in unsigned arithmetic tests both
+ * bounds with one compare and no branch.
+ */
+typedef struct QualRange {
+    unsigned qr_off;  /* the column's offset in a tuple of t */
+    bool qr_wide;     /* an int8 column (else int4) */
+    bool qr_negate;   /* the qual is "x not in [lo, hi]" */
+    bool qr_empty;    /* no value passes (x < INT64_MIN, x > INT64_MAX) */
+    uint64_t qr_lo;   /* lower bound, as unsigned */
+    uint64_t qr_span; /* hi - lo, as unsigned */
+} QualRange;
+
+/* Compile q into a range test. */
+QualRange qual_compile(const Qual *q);
+
+/* Does the tuple of t at tup (at least 40 bytes long) pass? */
+static inline bool qual_range_test(const QualRange *qr, const unsigned char *tup)
+{
+    int64_t x;
+    if (qr->qr_wide) {
+        memcpy(&x, tup + qr->qr_off, 8);
+    } else {
+        int32_t x32;
+        memcpy(&x32, tup + qr->qr_off, 4);
+        x = x32;
+    }
+    bool in = (uint64_t)x - qr->qr_lo <= qr->qr_span;
+    return (in != qr->qr_negate) & !qr->qr_empty;
+}
+
+/* Evaluate q on a value of its column (the plain way: tests use it as the
+ * oracle for qual_range_test()). */
 static inline bool qual_test(const Qual *q, int64_t x)
 {
     switch (q->q_op) {

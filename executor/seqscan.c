@@ -13,6 +13,7 @@ void seqscan_begin(SeqScan *ss, BufMgr *bm, const Qual *qual, bool skip_corrupt)
     memset(ss, 0, sizeof(*ss));
     ss->ss_bm = bm;
     ss->ss_qual = *qual;
+    ss->ss_range = qual_compile(qual);
     ss->ss_skip_corrupt = skip_corrupt;
     ss->ss_nblocks = bufmgr_nblocks(bm);
     ss->ss_buf = INVALID_BUFFER;
@@ -29,23 +30,14 @@ static void release_page(SeqScan *ss)
 
 static inline bool tuple_visible(const HeapTupleHeaderData *h)
 {
+    /* the common case first: committed (or frozen) and never deleted */
+    const uint16_t both = HEAP_XMIN_COMMITTED | HEAP_XMAX_INVALID;
+    if ((h->t_infomask & both) == both)
+        return true;
     bool xmin_ok =
         (h->t_infomask & HEAP_XMIN_COMMITTED) || h->t_xmin == FROZEN_TRANSACTION_ID;
     bool xmax_ok = (h->t_infomask & HEAP_XMAX_INVALID) || h->t_xmax == 0;
     return xmin_ok && xmax_ok;
-}
-
-/* The qual's column of the tuple at t: fixed offsets, no deforming. */
-static inline int64_t column(const unsigned char *t, QualCol col)
-{
-    if (col == QUAL_V) {
-        int64_t v;
-        memcpy(&v, t + HEAP_TUPLE_HOFF + 8, 8);
-        return v;
-    }
-    int32_t x;
-    memcpy(&x, t + HEAP_TUPLE_HOFF + (col == QUAL_K ? 4 : 0), 4);
-    return x;
 }
 
 /*
@@ -61,17 +53,10 @@ static int collect_page(SeqScan *ss, uint64_t blkno, HsError *err)
     if (ph->pd_lower > BLCKSZ || nitems > MAX_HEAP_TUPLES_PER_PAGE)
         return hs_error_set(err, HS_ECORRUPT, bufmgr_path(ss->ss_bm), (int64_t)blkno,
                             "invalid page header (pd_lower %u)", ph->pd_lower);
-    bool all_visible = (ph->pd_flags & PD_ALL_VISIBLE) != 0;
-    const Qual q = ss->ss_qual;
+    const bool all_visible = (ph->pd_flags & PD_ALL_VISIBLE) != 0;
+    const QualRange rt = ss->ss_range;
     const ItemId *lp = page_linp_const(page);
-    unsigned nmatch = 0;
-
-    /* Ask for every line of the tuple area at once: a page straight from an
-     * mmap window is not in the cache, and one miss at a time is slow. */
-    if (ph->pd_upper < BLCKSZ)
-        for (unsigned o = ph->pd_upper & ~63u; o < BLCKSZ; o += 64)
-            __builtin_prefetch(page + o);
-    uint64_t visible = 0;
+    unsigned nmatch = 0, visible = 0;
 
     for (unsigned i = 0; i < nitems; i++) {
         ItemId id = lp[i];
@@ -87,8 +72,8 @@ static int collect_page(SeqScan *ss, uint64_t blkno, HsError *err)
         if (!all_visible && !tuple_visible((const HeapTupleHeaderData *)t))
             continue;
         visible++;
-        if (qual_test(&q, column(t, q.q_col)))
-            ss->ss_match[nmatch++] = (uint16_t)(i + 1);
+        ss->ss_match[nmatch] = (uint16_t)(i + 1);
+        nmatch += qual_range_test(&rt, t); /* kept only if it passes */
     }
     ss->ss_rows_scanned += visible;
     ss->ss_pages_scanned++;

@@ -39,6 +39,7 @@ enum {
 typedef struct SeqScan {
     BufMgr *ss_bm;
     Qual ss_qual;
+    QualRange ss_range;   /* ss_qual compiled for the tuple loop */
     bool ss_skip_corrupt; /* skip pages that fail verification, and go on */
     uint64_t ss_nblocks;  /* pages in the relation */
     uint64_t ss_next_blk; /* the next page to move onto */

@@ -559,6 +559,43 @@ START_TEST(qual_parsing)
 }
 END_TEST
 
+START_TEST(compiled_qual_agrees_with_the_plain_one)
+{
+    /* every operator and column at the edges of int4 and int8 */
+    const int64_t consts[] = {
+        INT64_MIN, INT64_MIN + 1,          INT32_MIN,     -2,       -1, 0, 1, 2,
+        INT32_MAX, (int64_t)INT32_MAX + 1, INT64_MAX - 1, INT64_MAX};
+    const int64_t vals[] = {INT64_MIN, INT32_MIN,           -2,       -1, 0, 1, 2,
+                            INT32_MAX, (int64_t)UINT32_MAX, INT64_MAX};
+    _Alignas(8) unsigned char tup[64] = {0};
+    int n = 0;
+    for (int col = QUAL_ID; col <= QUAL_V; col++)
+        for (int op = QUAL_EQ; op <= QUAL_GE; op++)
+            for (size_t c = 0; c < sizeof(consts) / sizeof(consts[0]); c++) {
+                Qual q = {
+                    .q_col = (QualCol)col, .q_op = (QualOp)op, .q_value = consts[c]};
+                QualRange qr = qual_compile(&q);
+                for (size_t v = 0; v < sizeof(vals) / sizeof(vals[0]); v++) {
+                    int64_t x = vals[v];
+                    if (col != QUAL_V && (x < INT32_MIN || x > INT32_MAX))
+                        continue; /* an int4 column cannot hold it */
+                    if (col == QUAL_V) {
+                        memcpy(tup + HEAP_TUPLE_HOFF + 8, &x, 8);
+                    } else {
+                        int32_t x32 = (int32_t)x;
+                        memcpy(tup + HEAP_TUPLE_HOFF + (col == QUAL_K ? 4 : 0), &x32,
+                               4);
+                    }
+                    ck_assert_msg(qual_range_test(&qr, tup) == qual_test(&q, x),
+                                  "col %d op %d const %lld value %lld", col, op,
+                                  (long long)consts[c], (long long)x);
+                    n++;
+                }
+            }
+    ck_assert_int_gt(n, 1000);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("scan");
@@ -587,6 +624,7 @@ int main(void)
     tcase_add_test(tc, files_that_are_not_tables);
     tcase_add_test(tc, bad_bytes_with_verification_off_are_an_error_not_a_crash);
     tcase_add_test(tc, qual_parsing);
+    tcase_add_test(tc, compiled_qual_agrees_with_the_plain_one);
     suite_add_tcase(s, tc);
 
     SRunner *sr = srunner_create(s);

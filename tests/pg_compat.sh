@@ -488,20 +488,21 @@ json_int() {
     printf '%s\n' "${m}"
 }
 
-# ===== HOOK: check_seqscan =================================================
-# Runs only when SEQSCAN is set and is an executable (seqscan is not written
-# yet). For each predicate compares PostgreSQL's count(*), sum(v) with
-# `seqscan --where PRED --json FILE`'s "rows_returned" and "sum_v".
+# ===== check_seqscan =======================================================
+# Runs when SEQSCAN is set and is an executable. For each predicate compares
+# PostgreSQL's count(*), sum(v) with `seqscan --access A --where PRED --json
+# FILE`'s "rows_returned" and "sum_v", under both page access methods.
 check_seqscan() {
-    local name=$1 file="${tmp}/heap/$1" where json rows sumv pg_count pg_sum
+    local name=$1 file="${tmp}/heap/$1" where json rows sumv pg_count pg_sum access
+    for access in read mmap; do
     for where in "k >= 500000" "id <= 1000"; do
-        log "[${name}] seqscan --where \"${where}\""
+        log "[${name}] seqscan --access ${access} --where \"${where}\""
         if ! sql "SELECT count(*), coalesce(sum(v), 0) FROM ${name} WHERE ${where}"; then
             fail_check "[${name}] PostgreSQL query with WHERE ${where} failed"
             continue
         fi
         IFS='|' read -r pg_count pg_sum <<<"${SQL_OUT}"
-        if ! json=$("${SEQSCAN_BIN}" --where "${where}" --json "${file}" 2>"${tmp}/seqscan.err"); then
+        if ! json=$("${SEQSCAN_BIN}" --access "${access}" --where "${where}" --json "${file}" 2>"${tmp}/seqscan.err"); then
             show_file "${tmp}/seqscan.err" "seqscan stderr"
             fail_check "[${name}] seqscan failed for WHERE ${where}"
             continue
@@ -512,11 +513,11 @@ check_seqscan() {
             fail_check "[${name}] seqscan JSON lacks a single integer rows_returned/sum_v"
             continue
         fi
-        compare "[${name}] WHERE ${where}: rows" "${pg_count}" "${rows}"
-        compare "[${name}] WHERE ${where}: sum(v)" "${pg_sum}" "${sumv}"
+        compare "[${name}] ${access} WHERE ${where}: rows" "${pg_count}" "${rows}"
+        compare "[${name}] ${access} WHERE ${where}: sum(v)" "${pg_sum}" "${sumv}"
+    done
     done
 }
-# ===== end of HOOK =========================================================
 
 # ---------------------------------------------------------------------------
 # Main

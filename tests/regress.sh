@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# regress.sh -- seqscan's deterministic output, in the pg_regress manner:
+# scan a set of generated tables under every page access setting and qual,
+# keep the figures that do not depend on timing, and diff them against
+# tests/expected/regress.out.  Every setting must print the same rows.
+#
+# Environment: MKHEAP, SEQSCAN (paths to the binaries).
+# Regenerate after an intended change: REGRESS_ACCEPT=1 tests/regress.sh
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+expected="${here}/expected/regress.out"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/heapscan-regress.XXXXXX")
+trap 'rm -rf "${tmp}"' EXIT INT TERM
+
+# name: mkheap options
+tables=(
+    "s1p59:--rows 5000 --seed 1 --pad 59"
+    "s2p200f50:--rows 3000 --seed 2 --pad 200 --fillfactor 50"
+    "s3p0seg:--rows 8000 --seed 3 --pad 0 --segment-size 64k"
+)
+settings=(
+    "read-8k:--access read --io-combine 8k --strategy normal"
+    "read-128k-ring:--access read --io-combine 128k --strategy ring"
+    "read-small-pool:--access read --buffers 256k --ring 128k --io-combine 64k"
+    "mmap-8k:--access mmap --mmap-chunk 8k"
+    "mmap-8M:--access mmap --mmap-chunk 8M"
+    "mmap-whole:--access mmap --mmap-chunk whole"
+)
+quals=("k = -1" "k >= 500000" "id <= 1000" "v < 1000000000")
+
+# field KEY JSON: the first integer value of "KEY" (bash only: no forks per field)
+field() {
+    local re="\"$1\": (-?[0-9]+)"
+    [[ $2 =~ $re ]] && printf '%s' "${BASH_REMATCH[1]}"
+}
+
+{
+    for t in "${tables[@]}"; do
+        name=${t%%:*}
+        read -r -a mkopts <<<"${t#*:}"
+        "${MKHEAP}" -q "${mkopts[@]}" "${tmp}/${name}"
+        seg=()
+        [[ " ${mkopts[*]} " == *" --segment-size "* ]] && seg=(--segment-size 64k)
+        echo "== ${name} (${t#*:})"
+        for q in "${quals[@]}"; do
+            for s in "${settings[@]}"; do
+                sname=${s%%:*}
+                read -r -a sopts <<<"${s#*:}"
+                json=$("${SEQSCAN}" --json --cache asis "${sopts[@]}" "${seg[@]}" \
+                    --where "${q}" "${tmp}/${name}")
+                printf '%-16s %-16s pages=%s scanned=%s returned=%s sum_v=%s reads=%s calls=%s failures=%s\n' \
+                    "${q}" "${sname}" "$(field pages "${json}")" \
+                    "$(field rows_scanned "${json}")" "$(field rows_returned "${json}")" \
+                    "$(field sum_v "${json}")" "$(field reads "${json}")" \
+                    "$(field read_calls "${json}")" "$(field checksum_failures "${json}")"
+            done
+        done
+    done
+} >"${tmp}/regress.out"
+
+if [[ "${REGRESS_ACCEPT:-0}" == 1 ]]; then
+    cp "${tmp}/regress.out" "${expected}"
+    echo "regress: accepted $(wc -l <"${expected}") lines into ${expected}"
+    exit 0
+fi
+if ! diff -u "${expected}" "${tmp}/regress.out"; then
+    echo "regress: output differs from ${expected}" >&2
+    exit 1
+fi
+echo "regress: ok ($(wc -l <"${expected}") lines match)"

@@ -1,0 +1,130 @@
+/*
+ * scanbench -- seqscan against the raw readers it should be as fast as,
+ *              warm, interleaved round by round, medians.
+ *
+ * Pairs (contender vs baseline), each run with the file read into the page
+ * cache just before it:
+ *   seqscan read, no verify   vs  read() loop with 1 MiB buffers
+ *   seqscan mmap, no verify   vs  mmap of the whole file, a word per cache line
+ *   seqscan read, verify      vs  read() loop 1 MiB + zlib crc32 of the bytes
+ *   seqscan mmap, verify      vs  mmap of the whole file + zlib crc32
+ * The ratio is median(contender) / median(baseline) over the same rounds.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "rawio.h"
+#include "scanrun.h"
+
+typedef enum Kind { RAW_READ, RAW_MMAP, SCAN } Kind;
+
+typedef struct Runner {
+    const char *name;
+    Kind kind;
+    bool crc;         /* raw: crc32 the bytes */
+    BufAccess access; /* scan */
+    size_t chunk;     /* scan mmap window (0: whole) */
+    bool verify;      /* scan */
+    double *wall;     /* per round */
+} Runner;
+
+static double run_once(const char *path, Runner *r)
+{
+    HsError err;
+    MeasureStart ms;
+    Measure m;
+    int rc;
+    if (cache_warm(path, &err) < 0)
+        exit(cli_report(&err));
+    if (r->kind == SCAN) {
+        ScanConfig cfg = {
+            .sc_path = path, .sc_qual = QUAL_DEFAULT, .sc_cache = CACHE_ASIS};
+        ScanResult res;
+        bufmgr_default_options(&cfg.sc_bufopt);
+        cfg.sc_bufopt.bo_access = r->access;
+        cfg.sc_bufopt.bo_mmap_chunk_bytes = r->chunk;
+        cfg.sc_bufopt.bo_verify = r->verify;
+        rc = scan_run(&cfg, &res, &err);
+        m = res.sr_m;
+    } else {
+        RawResult raw;
+        measure_start(&ms);
+        rc = r->kind == RAW_READ ? raw_read(path, 1 << 20, r->crc, &raw, &err)
+                                 : raw_mmap(path, 0, r->crc, &raw, &err);
+        measure_stop(&ms, &m);
+    }
+    if (rc < 0)
+        exit(cli_report(&err));
+    return m.m_wall_s;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"rounds", required_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    uint64_t rounds = 7;
+    int c;
+    cli_init("scanbench");
+    while ((c = getopt_long(argc, argv, "r:h", longopts, NULL)) != -1) {
+        if (c == 'r' && cli_parse_u64(optarg, 1, 1000, &rounds) == 0)
+            continue;
+        if (c == 'h') {
+            printf("Usage: scanbench [--rounds N] TABLE\n"
+                   "seqscan vs raw readers, warm, interleaved, medians (default 7 "
+                   "rounds).\n");
+            return EXIT_OK;
+        }
+        cli_usage_error("bad option");
+    }
+    if (optind != argc - 1)
+        cli_usage_error("no TABLE given");
+    const char *path = argv[optind];
+
+    Runner runners[] = {
+        {"read() 1 MiB", RAW_READ, false, 0, 0, false, NULL},
+        {"seqscan read, no verify", SCAN, false, BUF_ACCESS_READ, 0, false, NULL},
+        {"mmap whole, word per line", RAW_MMAP, false, 0, 0, false, NULL},
+        {"seqscan mmap 8M, no verify", SCAN, false, BUF_ACCESS_MMAP, 8 << 20, false,
+         NULL},
+        {"read() 1 MiB + crc32", RAW_READ, true, 0, 0, false, NULL},
+        {"seqscan read, verify", SCAN, false, BUF_ACCESS_READ, 0, true, NULL},
+        {"mmap whole + crc32", RAW_MMAP, true, 0, 0, false, NULL},
+        {"seqscan mmap 8M, verify", SCAN, false, BUF_ACCESS_MMAP, 8 << 20, true, NULL},
+        {"mmap whole + crc32", RAW_MMAP, true, 0, 0, false, NULL},
+        {"seqscan mmap whole, verify", SCAN, false, BUF_ACCESS_MMAP, 0, true, NULL},
+    };
+    const int n = (int)(sizeof(runners) / sizeof(runners[0]));
+    for (int i = 0; i < n; i++)
+        runners[i].wall = calloc(rounds, sizeof(double));
+
+    for (uint64_t round = 0; round < rounds; round++) {
+        fprintf(stderr, "\rscanbench: round %llu of %llu",
+                (unsigned long long)round + 1, (unsigned long long)rounds);
+        for (int i = 0; i < n; i++)
+            runners[i].wall[round] = run_once(path, &runners[i]);
+    }
+    fprintf(stderr, "\n");
+
+    uint64_t bytes;
+    HsError err;
+    if (file_total_bytes(path, &bytes, &err) < 0)
+        return cli_report(&err);
+    printf("%s: %llu bytes, warm, %llu rounds interleaved; wall time in ms\n\n", path,
+           (unsigned long long)bytes, (unsigned long long)rounds);
+    printf("%-28s %8s %8s %8s %9s   %-28s %8s %7s\n", "contender", "median", "min",
+           "max", "MB/s", "baseline", "median", "ratio");
+    for (int i = 0; i + 1 < n; i += 2) {
+        double blo, bmed, bhi, lo, med, hi;
+        measure_spread(runners[i].wall, (int)rounds, &blo, &bmed, &bhi);
+        measure_spread(runners[i + 1].wall, (int)rounds, &lo, &med, &hi);
+        printf("%-28s %8.1f %8.1f %8.1f %9.0f   %-28s %8.1f %6.2fx\n",
+               runners[i + 1].name, med * 1e3, lo * 1e3, hi * 1e3,
+               (double)bytes / 1e6 / med, runners[i].name, bmed * 1e3, med / bmed);
+    }
+    return EXIT_OK;
+}
