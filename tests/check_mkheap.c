@@ -363,7 +363,7 @@ START_TEST(memory_stays_small)
 {
     TuRun *r = tu_runl(0, mkheap, "--size", "64M", tu_path("t"), NULL);
     ck_assert_int_eq(r->status, 0);
-    ck_assert_msg(r->ru.ru_maxrss < 16 * 1024, "peak RSS %ld KiB", r->ru.ru_maxrss);
+    ASSERT_RSS_BELOW(r, 16 * 1024);
 }
 END_TEST
 
@@ -377,7 +377,7 @@ START_TEST(default_table_is_177_mib)
     ck_assert_ptr_nonnull(strstr(r->out,
                                  ": 1699200 rows, 22656 pages (75 rows a page), "
                                  "185597952 bytes, 1 segment, "));
-    ck_assert_msg(r->ru.ru_maxrss < 16 * 1024, "peak RSS %ld KiB", r->ru.ru_maxrss);
+    ASSERT_RSS_BELOW(r, 16 * 1024);
     HeapGenSpec s = spec_of(1, 59, 100, false);
     assert_table_holds(tu_path("t.heap"), RELFILE_SEG_BLOCKS, &s, 1699200);
 }

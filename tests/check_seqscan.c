@@ -240,7 +240,7 @@ START_TEST(read_memory_stays_under_the_pool)
     ck_assert_int_eq(tu_runl(0, mkheap, "-q", "--size", "64M", t, NULL)->status, 0);
     TuRun *r = tu_runl(0, seqscan, "--buffers", "16M", "--strategy", "normal", t, NULL);
     ck_assert_msg(r->status == 0, "%s", r->err);
-    ck_assert_msg(r->ru.ru_maxrss < 32 * 1024, "peak RSS %ld KiB", r->ru.ru_maxrss);
+    ASSERT_RSS_BELOW(r, 32 * 1024);
     ck_assert_ptr_nonnull(strstr(r->out, "evictions "));
 }
 END_TEST

@@ -389,10 +389,12 @@ int main(int argc, char **argv)
     if (runs == NULL || !x[0] || !x[1] || !x[2] || !x[3] || !x[4])
         cli_die(EXIT_ERROR, "out of memory");
 
+    int status = EXIT_OK;
     for (int i = 0; i < o.repeat; i++) {
-        int rc = scan_run(&o.cfg, &runs[i], &err);
-        if (rc < 0)
-            return cli_report(&err);
+        if (scan_run(&o.cfg, &runs[i], &err) < 0) {
+            status = cli_report(&err);
+            goto done;
+        }
         Figures f = figures_of(&runs[i]);
         x[0][i] = f.wall, x[1][i] = f.user, x[2][i] = f.sys, x[3][i] = f.minflt,
         x[4][i] = f.majflt;
@@ -409,5 +411,9 @@ int main(int argc, char **argv)
         print_json(&o, runs, o.repeat, &med);
     else
         print_text(&o, runs, o.repeat, &med);
-    return EXIT_OK;
+done:
+    for (int k = 0; k < 5; k++)
+        free(x[k]);
+    free(runs);
+    return status;
 }
