@@ -24,6 +24,7 @@
 #define BD_VERIFIED   0x02 /* passed page_verify() since it was read */
 #define BD_PREFETCHED 0x04 /* read ahead, not pinned yet: its first pin is no hit */
 #define BD_EVER_USED  0x08 /* has held a page at some time */
+#define BD_IN_FLIGHT  0x10 /* the I/O worker is reading it (pinned meanwhile) */
 
 /* BufDesc: what the pool knows about one frame. */
 typedef struct BufDesc {
@@ -65,6 +66,11 @@ struct BufMgr {
     uint32_t bm_ring_size, bm_ring_pos;
     uint32_t bm_combine;                 /* pages one preadv may bring in */
     uint64_t bm_scan_start, bm_scan_end; /* the hinted sequential range */
+    PageIOWorker *bm_worker;             /* reads ahead, or NULL */
+    uint64_t bm_ahead_next;              /* the next block to read ahead */
+    uint64_t bm_flight_blk;              /* the request in flight: first block, */
+    uint32_t bm_flight_n;                /* ... pages, */
+    int32_t bm_flight_fr[BUFMGR_MAX_IO_COMBINE / BLCKSZ]; /* ... and frames */
 
     /* mmap access */
     MapSlot bm_slots[BM_MAX_WINDOWS];
@@ -200,52 +206,136 @@ static unsigned char *frame_page(const BufMgr *bm, int32_t f)
 /* ---- read access: the getter ------------------------------------------ */
 
 /*
+ * Claim frames for blocks start .. start + n - 1 of a read: up to the
+ * io-combine limit, not past end, stopping at a block already in the pool.
+ * The frames come back pinned (held while the read is in flight).
+ */
+static uint32_t claim_frames(BufMgr *bm, uint64_t start, uint64_t end, int32_t *fr,
+                             void **pages)
+{
+    uint32_t n = 0;
+    while (n < bm->bm_combine && start + n < end &&
+           (n == 0 || hash_lookup(bm, start + n) < 0)) {
+        int32_t f = get_victim(bm);
+        if (f < 0)
+            break;
+        bm->bm_desc[f].bd_pins = 1;
+        fr[n] = f;
+        pages[n++] = frame_page(bm, f);
+    }
+    return n;
+}
+
+/* Enter claimed frames into the hash as holding start .. start + n - 1. */
+static void enter_frames(BufMgr *bm, uint64_t start, uint32_t n, const int32_t *fr,
+                         uint8_t flags)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        BufDesc *d = &bm->bm_desc[fr[i]];
+        if (!(d->bd_flags & BD_EVER_USED))
+            bm->bm_stats.bs_frames_used++;
+        d->bd_blkno = start + i;
+        d->bd_flags = BD_VALID | BD_EVER_USED | flags;
+        hash_insert(bm, fr[i]);
+    }
+}
+
+/*
+ * A read of n frames is over: unpin them, and count it; on failure forget
+ * what they were to hold.  Pages that arrived are marked prefetched, except
+ * first_pinned (the caller's, pinned by read_read()).
+ */
+static void finish_frames(BufMgr *bm, uint32_t n, const int32_t *fr, int rc,
+                          uint32_t calls, int32_t first_pinned)
+{
+    bm->bm_stats.bs_read_calls += calls;
+    for (uint32_t i = 0; i < n; i++) {
+        BufDesc *d = &bm->bm_desc[fr[i]];
+        d->bd_pins = 0;
+        if (rc < 0) {
+            invalidate(bm, fr[i]);
+            continue;
+        }
+        d->bd_flags &= (uint8_t)~BD_IN_FLIGHT;
+        if (fr[i] != first_pinned)
+            d->bd_flags |= BD_PREFETCHED;
+    }
+    if (rc == 0) {
+        bm->bm_stats.bs_reads += n;
+        bm->bm_stats.bs_bytes_read += (uint64_t)n * BLCKSZ;
+    }
+}
+
+/*
  * Bring blkno in, and with it the following blocks of the hinted scan that
  * are not in the pool either, up to the io-combine limit, in one preadv.
- * The first frame comes back pinned; the rest are marked prefetched.
  */
 static int read_in(BufMgr *bm, uint64_t blkno, int32_t *frame, HsError *err)
 {
     int32_t fr[BUFMGR_MAX_IO_COMBINE / BLCKSZ];
     void *pages[BUFMGR_MAX_IO_COMBINE / BLCKSZ];
-    uint32_t n = 0, calls = 0;
+    uint32_t calls = 0;
+    bool in_scan = blkno >= bm->bm_scan_start && blkno < bm->bm_scan_end;
 
-    uint64_t end = blkno + 1;
-    if (blkno >= bm->bm_scan_start && blkno < bm->bm_scan_end)
-        end = bm->bm_scan_end;
-    while (n < bm->bm_combine && blkno + n < end &&
-           (n == 0 || hash_lookup(bm, blkno + n) < 0)) {
-        int32_t f = get_victim(bm);
-        if (f < 0)
-            break;
-        bm->bm_desc[f].bd_pins = 1; /* held while the read is in flight */
-        fr[n] = f;
-        pages[n++] = frame_page(bm, f);
-    }
+    uint32_t n =
+        claim_frames(bm, blkno, in_scan ? bm->bm_scan_end : blkno + 1, fr, pages);
     if (n == 0)
         return hs_error_set(err, -ENOBUFS, bm->bm_rel.rf_path, (int64_t)blkno,
                             "no unpinned buffers available (%u frames)",
                             bm->bm_nframes);
-
     int rc = pageio_readv(&bm->bm_rel, blkno, n, pages, &calls, err);
-    bm->bm_stats.bs_read_calls += calls;
-    for (uint32_t i = 0; i < n; i++) {
-        BufDesc *d = &bm->bm_desc[fr[i]];
-        d->bd_pins = 0;
-        if (rc < 0)
-            continue; /* the frames stay free */
-        if (!(d->bd_flags & BD_EVER_USED))
-            bm->bm_stats.bs_frames_used++;
-        d->bd_blkno = blkno + i;
-        d->bd_flags = BD_VALID | BD_EVER_USED | (i > 0 ? BD_PREFETCHED : 0);
-        hash_insert(bm, fr[i]);
-    }
+    if (rc == 0)
+        enter_frames(bm, blkno, n, fr, 0);
+    finish_frames(bm, n, fr, rc, calls, fr[0]);
     if (rc < 0)
         return rc;
-    bm->bm_stats.bs_reads += n;
-    bm->bm_stats.bs_bytes_read += (uint64_t)n * BLCKSZ;
+    if (in_scan)
+        bm->bm_ahead_next = blkno + n;
     *frame = fr[0];
     return 0;
+}
+
+/* Wait for the worker's request and make its frames ordinary ones. */
+static int finish_flight(BufMgr *bm, HsError *err)
+{
+    uint32_t calls = 0;
+    int rc = pageio_worker_wait(bm->bm_worker, &calls, err);
+    finish_frames(bm, bm->bm_flight_n, bm->bm_flight_fr, rc, calls, -1);
+    bm->bm_flight_n = 0;
+    return rc;
+}
+
+/*
+ * Within a hinted scan, when less than a batch lies read ahead of blkno,
+ * hand the next batch to the worker.  Only one request is in flight, and
+ * only when the ring holds two batches, so read-ahead never evicts pages it
+ * read itself before they are used.
+ */
+static void read_ahead(BufMgr *bm, uint64_t blkno)
+{
+    if (bm->bm_worker == NULL || pageio_worker_busy(bm->bm_worker) ||
+        blkno < bm->bm_scan_start || blkno >= bm->bm_scan_end)
+        return;
+    if (bm->bm_ring != NULL && bm->bm_ring_size < 2 * bm->bm_combine)
+        return;
+    uint64_t start = bm->bm_ahead_next > blkno ? bm->bm_ahead_next : blkno + 1;
+    if (start - blkno > bm->bm_combine)
+        return; /* a batch is already ahead */
+    while (start < bm->bm_scan_end && start <= blkno + 2 * bm->bm_combine &&
+           hash_lookup(bm, start) >= 0)
+        start++;
+    if (start >= bm->bm_scan_end || hash_lookup(bm, start) >= 0)
+        return;
+
+    void *pages[BUFMGR_MAX_IO_COMBINE / BLCKSZ];
+    uint32_t n = claim_frames(bm, start, bm->bm_scan_end, bm->bm_flight_fr, pages);
+    if (n == 0)
+        return;
+    enter_frames(bm, start, n, bm->bm_flight_fr, BD_IN_FLIGHT);
+    bm->bm_flight_blk = start;
+    bm->bm_flight_n = n;
+    bm->bm_ahead_next = start + n;
+    pageio_worker_submit(bm->bm_worker, start, n, pages);
 }
 
 static int read_read(BufMgr *bm, uint64_t blkno, Buffer *buf, const void **page,
@@ -255,6 +345,10 @@ static int read_read(BufMgr *bm, uint64_t blkno, Buffer *buf, const void **page,
     if ((rc = check_range(bm, blkno, err)) < 0)
         return rc;
     int32_t f = hash_lookup(bm, blkno);
+    if (f >= 0 && (bm->bm_desc[f].bd_flags & BD_IN_FLIGHT)) {
+        if ((rc = finish_flight(bm, err)) < 0)
+            return rc;
+    }
     if (f >= 0) {
         if (bm->bm_desc[f].bd_flags & BD_PREFETCHED)
             bm->bm_desc[f].bd_flags &= (uint8_t)~BD_PREFETCHED; /* counted as read */
@@ -278,6 +372,7 @@ static int read_read(BufMgr *bm, uint64_t blkno, Buffer *buf, const void **page,
         d->bd_usage++;
     *buf = f;
     *page = frame_page(bm, f);
+    read_ahead(bm, blkno);
     return 0;
 }
 
@@ -385,6 +480,7 @@ void bufmgr_default_options(BufMgrOptions *o)
         .bo_mmap_chunk_bytes = BUFMGR_DEFAULT_MMAP_CHUNK,
         .bo_advice = PAGEIO_ADV_NORMAL,
         .bo_verify = true,
+        .bo_io_workers = BUFMGR_IO_WORKERS_AUTO,
         .bo_seg_blocks = RELFILE_SEG_BLOCKS,
     };
 }
@@ -401,6 +497,8 @@ static int check_options(const BufMgrOptions *o, const char *path, HsError *err)
     else if (o->bo_io_combine_bytes < BLCKSZ || o->bo_io_combine_bytes % BLCKSZ != 0 ||
              o->bo_io_combine_bytes > BUFMGR_MAX_IO_COMBINE)
         bad = "io-combine must be a whole number of pages up to 1 MiB";
+    else if (o->bo_io_workers < BUFMGR_IO_WORKERS_AUTO || o->bo_io_workers > 1)
+        bad = "io-workers must be 0, 1 or auto";
     else if (o->bo_mmap_chunk_bytes % BLCKSZ != 0)
         bad = "the mmap chunk must be a whole number of pages";
     else if (o->bo_access == BUF_ACCESS_READ &&
@@ -446,6 +544,9 @@ static int open_read(BufMgr *bm, HsError *err)
                                 "out of memory");
         memset(bm->bm_ring, 0xff, bm->bm_ring_size * sizeof(int32_t));
     }
+    if (o->bo_io_workers > 0 ||
+        (o->bo_io_workers == BUFMGR_IO_WORKERS_AUTO && o->bo_verify))
+        bm->bm_worker = pageio_worker_start(&bm->bm_rel); /* none: read in line */
     bm->bm_methods = &read_methods;
     return 0;
 }
@@ -520,6 +621,7 @@ void bufmgr_close(BufMgr *bm)
 {
     if (bm == NULL)
         return;
+    pageio_worker_stop(bm->bm_worker); /* before its frames go away */
     for (int s = 0; s < BM_MAX_WINDOWS; s++) {
         pageio_unmap(&bm->bm_slots[s].ms_win);
         free(bm->bm_slots[s].ms_seen);
@@ -550,6 +652,7 @@ void bufmgr_scan_hint(BufMgr *bm, uint64_t start, uint64_t end)
 {
     bm->bm_scan_start = start;
     bm->bm_scan_end = end;
+    bm->bm_ahead_next = start;
 }
 
 uint64_t bufmgr_nblocks(const BufMgr *bm)

@@ -12,6 +12,7 @@
 #ifndef HEAPSCAN_PAGEIO_H
 #define HEAPSCAN_PAGEIO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "relfile.h"
@@ -30,6 +31,31 @@ typedef enum PageIOAdvice {
  */
 int pageio_readv(RelFile *rf, uint64_t blkno, uint32_t n, void *const *frames,
                  uint32_t *calls, HsError *err);
+
+/*
+ * An I/O worker: a thread that runs pageio_readv() for its owner, so the
+ * copy out of the page cache (or the wait for the disk) on one core overlaps
+ * the scan on another, as PostgreSQL 18's io_method=worker does.  One request
+ * at a time: submit, go on working, wait for it when its pages are needed.
+ * The worker touches nothing but the frames it was given.
+ */
+typedef struct PageIOWorker PageIOWorker;
+
+/* Start a worker reading rf's files.  NULL if the thread cannot be made. */
+PageIOWorker *pageio_worker_start(RelFile *rf);
+
+/* Hand it blocks blkno .. blkno + n - 1 to read into frames (copied). */
+void pageio_worker_submit(PageIOWorker *w, uint64_t blkno, uint32_t n,
+                          void *const *frames);
+
+/* Whether a request is submitted and not yet waited for. */
+bool pageio_worker_busy(const PageIOWorker *w);
+
+/* Wait for the request: its pageio_readv() result, calls and error. */
+int pageio_worker_wait(PageIOWorker *w, uint32_t *calls, HsError *err);
+
+/* Wait for any request, stop the thread and free it (NULL is fine). */
+void pageio_worker_stop(PageIOWorker *w);
 
 /* A mapped window: npages pages of one segment, starting at block first. */
 typedef struct PageIOWindow {

@@ -107,25 +107,30 @@ typedef struct Setting {
     BufAccess access;
     size_t pool, combine, chunk;
     BufStrategy strategy;
+    int workers; /* read: I/O workers (0, 1) */
 } Setting;
 
 static const Setting settings[] = {
     {"read combine 8k, big pool", BUF_ACCESS_READ, 64 << 20, 8 << 10, 0,
-     BUF_STRATEGY_NORMAL},
+     BUF_STRATEGY_NORMAL, 0},
     {"read combine 128k, big pool", BUF_ACCESS_READ, 64 << 20, 128 << 10, 0,
-     BUF_STRATEGY_NORMAL},
+     BUF_STRATEGY_NORMAL, 0},
+    {"read combine 128k, big pool, worker", BUF_ACCESS_READ, 64 << 20, 128 << 10, 0,
+     BUF_STRATEGY_NORMAL, 1},
     {"read combine 128k, ring", BUF_ACCESS_READ, 64 << 20, 128 << 10, 0,
-     BUF_STRATEGY_RING},
+     BUF_STRATEGY_RING, 0},
+    {"read combine 128k, ring, worker", BUF_ACCESS_READ, 64 << 20, 128 << 10, 0,
+     BUF_STRATEGY_RING, 1},
     {"read combine 8k, small pool", BUF_ACCESS_READ, 512 << 10, 8 << 10, 0,
-     BUF_STRATEGY_NORMAL},
+     BUF_STRATEGY_NORMAL, 1},
     {"read combine 128k, small pool", BUF_ACCESS_READ, 512 << 10, 128 << 10, 0,
-     BUF_STRATEGY_NORMAL},
+     BUF_STRATEGY_NORMAL, 0},
     {"read combine 64k, small pool, auto", BUF_ACCESS_READ, 512 << 10, 64 << 10, 0,
-     BUF_STRATEGY_AUTO},
-    {"mmap 8k", BUF_ACCESS_MMAP, 0, 0, 8 << 10, 0},
-    {"mmap 8M", BUF_ACCESS_MMAP, 0, 0, 8 << 20, 0},
-    {"mmap 32M", BUF_ACCESS_MMAP, 0, 0, 32 << 20, 0},
-    {"mmap whole", BUF_ACCESS_MMAP, 0, 0, 0, 0},
+     BUF_STRATEGY_AUTO, 1},
+    {"mmap 8k", BUF_ACCESS_MMAP, 0, 0, 8 << 10, 0, 0},
+    {"mmap 8M", BUF_ACCESS_MMAP, 0, 0, 8 << 20, 0, 0},
+    {"mmap 32M", BUF_ACCESS_MMAP, 0, 0, 32 << 20, 0, 0},
+    {"mmap whole", BUF_ACCESS_MMAP, 0, 0, 0, 0, 0},
 };
 #define NSETTINGS (int)(sizeof(settings) / sizeof(settings[0]))
 
@@ -140,6 +145,7 @@ static ScanConfig config_for(const char *path, const Table *t, const Setting *s)
         cfg.sc_bufopt.bo_io_combine_bytes = s->combine;
         cfg.sc_bufopt.bo_ring_bytes = s->pool < (1 << 20) ? 128 << 10 : 256 << 10;
         cfg.sc_bufopt.bo_strategy = s->strategy;
+        cfg.sc_bufopt.bo_io_workers = s->workers;
     } else {
         cfg.sc_bufopt.bo_mmap_chunk_bytes = s->chunk;
     }
@@ -270,11 +276,13 @@ END_TEST
 
 START_TEST(read_calls_follow_io_combine)
 {
+    /* the same with and without the I/O worker (_i) */
     const char *path = make_table(&tables[0]); /* 134 pages, one segment */
     const size_t combine[] = {8 << 10, 16 << 10, 64 << 10, 128 << 10};
     for (int i = 0; i < 4; i++) {
         BufMgrOptions o;
         bufmgr_default_options(&o);
+        o.bo_io_workers = _i;
         o.bo_io_combine_bytes = combine[i];
         BufMgr *bm = open_bm(path, &o);
         uint64_t n = bufmgr_nblocks(bm), per = combine[i] / BLCKSZ;
@@ -288,6 +296,7 @@ START_TEST(read_calls_follow_io_combine)
     const char *seg = make_table(&tables[5]);
     BufMgrOptions o;
     bufmgr_default_options(&o);
+    o.bo_io_workers = _i;
     o.bo_seg_blocks = 20;
     BufMgr *bm = open_bm(seg, &o);
     ck_assert_uint_eq(bufmgr_nblocks(bm), 301);
@@ -453,7 +462,7 @@ START_TEST(file_shrunk_under_mmap_is_an_error_naming_the_block)
 {
     const char *path = make_table(&tables[0]);
     const int verify = _i;
-    ScanConfig cfg = config_for(path, &tables[0], &settings[7]); /* mmap 8M */
+    ScanConfig cfg = config_for(path, &tables[0], &settings[9]); /* mmap 8M */
     cfg.sc_bufopt.bo_verify = verify;
     cfg.sc_before_scan = shrink_to_one_page;
     cfg.sc_arg = (void *)path;
@@ -467,6 +476,28 @@ START_TEST(file_shrunk_under_mmap_is_an_error_naming_the_block)
     cfg.sc_before_scan = NULL;
     ck_assert_int_eq(scan_run(&cfg, &r, &err), 0);
     ck_assert_uint_eq(r.sr_pages, 1);
+}
+END_TEST
+
+static void shrink_to_twenty_pages(BufMgr *bm, void *arg)
+{
+    (void)bm;
+    ck_assert_int_eq(truncate((const char *)arg, 20 * BLCKSZ), 0);
+}
+
+START_TEST(file_shrunk_under_read_is_an_error_not_a_hang)
+{
+    const char *path = make_table(&tables[0]); /* 134 pages */
+    ScanConfig cfg = config_for(path, &tables[0], &settings[_i ? 4 : 3]); /* ring */
+    cfg.sc_before_scan = shrink_to_twenty_pages;
+    cfg.sc_arg = (void *)path;
+    ScanResult r;
+    HsError err;
+    int rc = scan_run(&cfg, &r, &err);
+    ck_assert_int_lt(rc, 0);
+    ck_assert_int_ge(err.block, 20);
+    ck_assert_int_lt(err.block, 20 + 16);
+    ck_assert_msg(strstr(err.msg, "unexpected end of file") != NULL, "%s", err.msg);
 }
 END_TEST
 
@@ -610,7 +641,7 @@ int main(void)
     tcase_add_test(tc, second_scan_with_a_big_pool_reads_nothing);
     tcase_add_test(tc, auto_strategy_rings_over_a_quarter_of_the_pool);
     tcase_add_test(tc, ring_scan_never_holds_more_than_the_ring);
-    tcase_add_test(tc, read_calls_follow_io_combine);
+    tcase_add_loop_test(tc, read_calls_follow_io_combine, 0, 2);
     tcase_add_test(tc, mmap_maps_one_window_per_chunk);
     tcase_add_test(tc, pinned_window_is_not_unmapped);
     tcase_add_test(tc, all_frames_pinned_is_an_error_not_a_hang);
@@ -621,6 +652,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, damaged_block_is_named_under_every_method);
     tcase_add_loop_test(tc, file_shrunk_under_mmap_is_an_error_naming_the_block, 0, 2);
+    tcase_add_loop_test(tc, file_shrunk_under_read_is_an_error_not_a_hang, 0, 2);
     tcase_add_test(tc, files_that_are_not_tables);
     tcase_add_test(tc, bad_bytes_with_verification_off_are_an_error_not_a_crash);
     tcase_add_test(tc, qual_parsing);

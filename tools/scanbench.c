@@ -27,6 +27,7 @@ typedef struct Runner {
     BufAccess access; /* scan */
     size_t chunk;     /* scan mmap window (0: whole) */
     bool verify;      /* scan */
+    int workers;      /* scan, read: I/O workers */
     double *wall;     /* per round */
 } Runner;
 
@@ -46,6 +47,7 @@ static double run_once(const char *path, Runner *r)
         cfg.sc_bufopt.bo_access = r->access;
         cfg.sc_bufopt.bo_mmap_chunk_bytes = r->chunk;
         cfg.sc_bufopt.bo_verify = r->verify;
+        cfg.sc_bufopt.bo_io_workers = r->workers;
         rc = scan_run(&cfg, &res, &err);
         m = res.sr_m;
     } else {
@@ -86,17 +88,22 @@ int main(int argc, char **argv)
     const char *path = argv[optind];
 
     Runner runners[] = {
-        {"read() 1 MiB", RAW_READ, false, 0, 0, false, NULL},
-        {"seqscan read, no verify", SCAN, false, BUF_ACCESS_READ, 0, false, NULL},
-        {"mmap whole, word per line", RAW_MMAP, false, 0, 0, false, NULL},
-        {"seqscan mmap 8M, no verify", SCAN, false, BUF_ACCESS_MMAP, 8 << 20, false,
+        {"read() 1 MiB", RAW_READ, false, 0, 0, false, 0, NULL},
+        {"seqscan read, no verify", SCAN, false, BUF_ACCESS_READ, 0, false, 1, NULL},
+        {"read() 1 MiB", RAW_READ, false, 0, 0, false, 0, NULL},
+        {"  same, no I/O worker", SCAN, false, BUF_ACCESS_READ, 0, false, 0, NULL},
+        {"mmap whole, word per line", RAW_MMAP, false, 0, 0, false, 0, NULL},
+        {"seqscan mmap 8M, no verify", SCAN, false, BUF_ACCESS_MMAP, 8 << 20, false, 0,
          NULL},
-        {"read() 1 MiB + crc32", RAW_READ, true, 0, 0, false, NULL},
-        {"seqscan read, verify", SCAN, false, BUF_ACCESS_READ, 0, true, NULL},
-        {"mmap whole + crc32", RAW_MMAP, true, 0, 0, false, NULL},
-        {"seqscan mmap 8M, verify", SCAN, false, BUF_ACCESS_MMAP, 8 << 20, true, NULL},
-        {"mmap whole + crc32", RAW_MMAP, true, 0, 0, false, NULL},
-        {"seqscan mmap whole, verify", SCAN, false, BUF_ACCESS_MMAP, 0, true, NULL},
+        {"read() 1 MiB + crc32", RAW_READ, true, 0, 0, false, 0, NULL},
+        {"seqscan read, verify", SCAN, false, BUF_ACCESS_READ, 0, true, 1, NULL},
+        {"read() 1 MiB + crc32", RAW_READ, true, 0, 0, false, 0, NULL},
+        {"  same, no I/O worker", SCAN, false, BUF_ACCESS_READ, 0, true, 0, NULL},
+        {"mmap whole + crc32", RAW_MMAP, true, 0, 0, false, 0, NULL},
+        {"seqscan mmap 8M, verify", SCAN, false, BUF_ACCESS_MMAP, 8 << 20, true, 0,
+         NULL},
+        {"mmap whole + crc32", RAW_MMAP, true, 0, 0, false, 0, NULL},
+        {"seqscan mmap whole, verify", SCAN, false, BUF_ACCESS_MMAP, 0, true, 0, NULL},
     };
     const int n = (int)(sizeof(runners) / sizeof(runners[0]));
     for (int i = 0; i < n; i++)

@@ -39,6 +39,9 @@ static void usage(void)
         "      --io-combine SIZE     read: most bytes one preadv reads (default "
         "128KiB;\n"
         "                            8k means one page a call)\n"
+        "      --io-workers 0|1|auto read: an I/O worker thread reads the next batch\n"
+        "                            ahead while the scan works (default auto: one\n"
+        "                            when pages are verified)\n"
         "      --mmap-chunk SIZE|whole  mmap: window size (default 8M)\n"
         "      --madvise normal|sequential|willneed|populate  mmap: advice per window\n"
         "Verification:\n"
@@ -107,6 +110,7 @@ static void parse_args(int argc, char **argv, Options *o)
         OPT_REPEAT,
         OPT_JSON,
         OPT_SEGMENT_SIZE,
+        OPT_IO_WORKERS,
     };
     static const struct option longopts[] = {
         {"access", required_argument, NULL, OPT_ACCESS},
@@ -114,6 +118,7 @@ static void parse_args(int argc, char **argv, Options *o)
         {"strategy", required_argument, NULL, OPT_STRATEGY},
         {"ring", required_argument, NULL, OPT_RING},
         {"io-combine", required_argument, NULL, OPT_IO_COMBINE},
+        {"io-workers", required_argument, NULL, OPT_IO_WORKERS},
         {"mmap-chunk", required_argument, NULL, OPT_MMAP_CHUNK},
         {"madvise", required_argument, NULL, OPT_MADVISE},
         {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
@@ -159,6 +164,14 @@ static void parse_args(int argc, char **argv, Options *o)
             break;
         case OPT_IO_COMBINE:
             bo->bo_io_combine_bytes = size_arg("--io-combine", optarg);
+            break;
+        case OPT_IO_WORKERS:
+            if (strcmp(optarg, "auto") == 0)
+                bo->bo_io_workers = BUFMGR_IO_WORKERS_AUTO;
+            else if (cli_parse_u64(optarg, 0, 1, &v) == 0)
+                bo->bo_io_workers = (int)v;
+            else
+                cli_usage_error("--io-workers: '%s' is not 0, 1 or auto", optarg);
             break;
         case OPT_MMAP_CHUNK:
             bo->bo_mmap_chunk_bytes =
