@@ -15,6 +15,20 @@ static inline uint64_t mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
+/*
+ * Map each byte b of x to ' ' + (b * 95 >> 8), a printable character, all
+ * eight at once: the even and the odd bytes each sit in 16-bit lanes, where
+ * b * 95 <= 24225 cannot carry into the next lane.  The same bytes, in
+ * little-endian order, as scaling one byte at a time.
+ */
+static inline uint64_t printable8(uint64_t x)
+{
+    const uint64_t lanes = UINT64_C(0x00FF00FF00FF00FF);
+    uint64_t even = ((x & lanes) * 95 >> 8) & lanes;
+    uint64_t odd = (((x >> 8) & lanes) * 95 >> 8) & lanes;
+    return (even | odd << 8) + UINT64_C(0x2020202020202020);
+}
+
 int heapgen_check(const HeapGenSpec *spec, HsError *err)
 {
     if (spec->hg_pad_len > HEAP_PAD_MAX)
@@ -61,10 +75,14 @@ void heapgen_row(const HeapGenSpec *spec, int32_t id, HeapRow *row, char *padbuf
     row->pad_len = spec->hg_pad_len;
 
     /* 8 pad bytes from each further draw, each byte scaled onto ' '..'~'. */
-    for (uint32_t i = 0, lane = 1; i < spec->hg_pad_len; lane++) {
-        uint64_t bits = mix64(base + lane * GOLDEN);
-        for (int b = 0; b < 8 && i < spec->hg_pad_len; b++, i++, bits >>= 8)
-            padbuf[i] = (char)(' ' + (((bits & 0xff) * 95) >> 8));
+    uint32_t i = 0, lane = 1;
+    for (; i + 8 <= spec->hg_pad_len; i += 8, lane++) {
+        uint64_t chars = printable8(mix64(base + lane * GOLDEN));
+        memcpy(padbuf + i, &chars, 8);
+    }
+    if (i < spec->hg_pad_len) {
+        uint64_t chars = printable8(mix64(base + lane * GOLDEN));
+        memcpy(padbuf + i, &chars, spec->hg_pad_len - i);
     }
 }
 

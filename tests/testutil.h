@@ -39,11 +39,11 @@ TuRun *tu_run(char *const argv[], long long fsize_limit);
 TuRun *tu_runl(long long fsize_limit, const char *prog, ...);
 
 /*
- * Peak RSS of a child below limit KiB.  Under AddressSanitizer the shadow
+ * Peak RSS of a child below limit KiB.  Under Address- or ThreadSanitizer the shadow
  * memory alone exceeds any such limit, so there the check says so and
  * passes only on the child having run at all.
  */
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define ASSERT_RSS_BELOW(run, limit_kib) ck_assert_int_gt((run)->ru.ru_maxrss, 0)
 #else
 #define ASSERT_RSS_BELOW(run, limit_kib)                                               \
