@@ -87,21 +87,20 @@ int main(int argc, char **argv)
         cli_usage_error("no TABLE given");
     const char *path = argv[optind];
 
+    const int AUTO = BUFMGR_IO_WORKERS_AUTO;
     Runner runners[] = {
         {"read() 1 MiB", RAW_READ, false, 0, 0, false, 0, NULL},
-        {"seqscan read, no verify", SCAN, false, BUF_ACCESS_READ, 0, false, 1, NULL},
+        {"seqscan read, no verify", SCAN, false, BUF_ACCESS_READ, 0, false, AUTO, NULL},
         {"read() 1 MiB", RAW_READ, false, 0, 0, false, 0, NULL},
-        {"  same, no I/O worker", SCAN, false, BUF_ACCESS_READ, 0, false, 0, NULL},
+        {"  same, with I/O worker", SCAN, false, BUF_ACCESS_READ, 0, false, 1, NULL},
         {"mmap whole, word per line", RAW_MMAP, false, 0, 0, false, 0, NULL},
-        {"seqscan mmap 8M, no verify", SCAN, false, BUF_ACCESS_MMAP, 8 << 20, false, 0,
-         NULL},
+        {"seqscan mmap 8M, no verify", SCAN, false, BUF_ACCESS_MMAP, 8 << 20, false, 0, NULL},
         {"read() 1 MiB + crc32", RAW_READ, true, 0, 0, false, 0, NULL},
-        {"seqscan read, verify", SCAN, false, BUF_ACCESS_READ, 0, true, 1, NULL},
+        {"seqscan read, verify", SCAN, false, BUF_ACCESS_READ, 0, true, AUTO, NULL},
         {"read() 1 MiB + crc32", RAW_READ, true, 0, 0, false, 0, NULL},
         {"  same, no I/O worker", SCAN, false, BUF_ACCESS_READ, 0, true, 0, NULL},
         {"mmap whole + crc32", RAW_MMAP, true, 0, 0, false, 0, NULL},
-        {"seqscan mmap 8M, verify", SCAN, false, BUF_ACCESS_MMAP, 8 << 20, true, 0,
-         NULL},
+        {"seqscan mmap 8M, verify", SCAN, false, BUF_ACCESS_MMAP, 8 << 20, true, 0, NULL},
         {"mmap whole + crc32", RAW_MMAP, true, 0, 0, false, 0, NULL},
         {"seqscan mmap whole, verify", SCAN, false, BUF_ACCESS_MMAP, 0, true, 0, NULL},
     };
