@@ -1,5 +1,5 @@
 /*
- * rawio.c -- read() and mmap() loops over a file (see rawio.h).
+ * rawio.c -- wc, read(), mmap() and O_DIRECT loops over a file (see rawio.h).
  */
 #include "rawio.h"
 
@@ -14,106 +14,217 @@
 
 #include "relfile.h"
 
-/* Open segment seg of path: fd >= 0, -1 when there is no such segment. */
-static int open_segment(const char *path, uint32_t seg, char *name, size_t len,
-                        HsError *err)
+#define NO_SEGMENT INT32_MIN
+
+/* Open segment seg of path: an fd, NO_SEGMENT past the last, or -errno. */
+static int open_segment(const char *path, uint32_t seg, int flags, char *name,
+                        size_t len, HsError *err)
 {
     if (relfile_segment_name(path, seg, name, len) < 0)
         return hs_error_set(err, -ENAMETOOLONG, path, HS_NO_BLOCK, "name too long");
-    int fd = open(name, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 && (errno != ENOENT || seg == 0))
+    int fd = open(name, O_RDONLY | O_CLOEXEC | flags);
+    if (fd < 0 && errno == ENOENT && seg > 0)
+        return NO_SEGMENT;
+    if (fd < 0)
         return hs_error_set(err, -errno, name, HS_NO_BLOCK, "open: %s",
                             strerror(errno));
-    return fd < 0 ? INT32_MIN : fd;
+    return fd;
 }
 
-int raw_read(const char *path, size_t block, bool crc, RawResult *r, HsError *err)
+/* What a read loop does with each buffer it reads. */
+typedef void (*Consume)(const unsigned char *buf, size_t n, RawResult *r, void *state);
+
+/*
+ * read() every segment of path into buf (block bytes) and hand each read
+ * to fn.  Counts bytes, calls, full and partial reads.
+ */
+static int read_loop(const char *path, int flags, unsigned char *buf, size_t block,
+                     Consume fn, void *state, RawResult *r, HsError *err)
+{
+    for (uint32_t seg = 0;; seg++) {
+        char name[PATH_MAX];
+        int fd = open_segment(path, seg, flags, name, sizeof(name), err);
+        if (fd == NO_SEGMENT)
+            return 0;
+        if (fd < 0)
+            return fd;
+        for (;;) {
+            ssize_t got = read(fd, buf, block);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got < 0) {
+                int e = errno;
+                close(fd);
+                return hs_error_set(err, -e, name, HS_NO_BLOCK, "read: %s",
+                                    strerror(e));
+            }
+            if (got == 0)
+                break;
+            r->rr_calls++;
+            r->rr_bytes += (uint64_t)got;
+            if ((size_t)got == block)
+                r->rr_full++;
+            else
+                r->rr_partial++;
+            fn(buf, (size_t)got, r, state);
+        }
+        close(fd);
+    }
+}
+
+static int with_buffer(const char *path, int flags, size_t block, Consume fn,
+                       void *state, RawResult *r, HsError *err)
 {
     memset(r, 0, sizeof(*r));
     unsigned char *buf = aligned_alloc(4096, (block + 4095) / 4096 * 4096);
     if (buf == NULL)
         return hs_error_set(err, -ENOMEM, path, HS_NO_BLOCK, "out of memory");
-    uLong c = crc32(0L, Z_NULL, 0);
-    int rc = 0;
-    for (uint32_t seg = 0; rc == 0; seg++) {
-        char name[PATH_MAX];
-        int fd = open_segment(path, seg, name, sizeof(name), err);
-        if (fd == INT32_MIN)
-            break;
-        if (fd < 0) {
-            rc = fd;
-            break;
-        }
-        for (;;) {
-            ssize_t got = read(fd, buf, block);
-            r->rr_calls++;
-            if (got < 0 && errno == EINTR)
-                continue;
-            if (got < 0) {
-                rc = hs_error_set(err, -errno, name, HS_NO_BLOCK, "read: %s",
-                                  strerror(errno));
-                break;
-            }
-            if (got == 0)
-                break;
-            if (crc)
-                c = crc32(c, buf, (uInt)got);
-            else
-                r->rr_sum += buf[0];
-            r->rr_bytes += (uint64_t)got;
-        }
-        close(fd);
-    }
-    r->rr_crc = (uint32_t)c;
+    int rc = read_loop(path, flags, buf, block, fn, state, r, err);
     free(buf);
     return rc;
 }
 
-/* Look at len mapped bytes: crc32 them, or load a word per cache line. */
-static void touch(const unsigned char *p, size_t len, bool crc, uLong *c, uint64_t *sum)
+/* ---- wc ------------------------------------------------------------------ */
+
+enum { WC_OTHER = 0, WC_SPACE = 1, WC_PRINT = 2 };
+
+typedef struct WcState {
+    unsigned char cls[256]; /* WC_* of each byte in the C locale */
+    int in_word;
+} WcState;
+
+static void wc_consume(const unsigned char *buf, size_t n, RawResult *r, void *state)
 {
-    if (crc) {
+    WcState *w = state;
+    uint64_t lines = 0, words = 0;
+    int in_word = w->in_word;
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = w->cls[buf[i]];
+        lines += buf[i] == '\n';
+        words += c == WC_PRINT && !in_word;
+        in_word = c == WC_PRINT ? 1 : c == WC_SPACE ? 0 : in_word;
+    }
+    w->in_word = in_word;
+    r->rr_lines += lines;
+    r->rr_words += words;
+}
+
+int raw_wc(const char *path, RawResult *r, HsError *err)
+{
+    WcState w = {.in_word = 0};
+    for (int c = 0; c < 256; c++) /* the C locale's isspace and isprint */
+        w.cls[c] = (c == ' ' || (c >= '\t' && c <= '\r')) ? WC_SPACE
+                   : (c >= 0x20 && c < 0x7f)              ? WC_PRINT
+                                                          : WC_OTHER;
+    return with_buffer(path, 0, 128 << 10, wc_consume, &w, r, err);
+}
+
+static void lines_consume(const unsigned char *buf, size_t n, RawResult *r, void *state)
+{
+    (void)state;
+    const unsigned char *p = buf, *end = buf + n;
+    while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+        r->rr_lines++;
+        p++;
+    }
+}
+
+int raw_lines(const char *path, RawResult *r, HsError *err)
+{
+    return with_buffer(path, 0, 128 << 10, lines_consume, NULL, r, err);
+}
+
+/* ---- read, O_DIRECT ------------------------------------------------------ */
+
+typedef struct SumState {
+    bool crc;
+    uLong c;
+} SumState;
+
+static void sum_consume(const unsigned char *buf, size_t n, RawResult *r, void *state)
+{
+    SumState *s = state;
+    if (s->crc)
+        s->c = crc32_z(s->c, buf, n);
+    else
+        r->rr_sum += buf[0] + buf[n - 1];
+}
+
+int raw_read(const char *path, size_t block, bool crc, RawResult *r, HsError *err)
+{
+    SumState s = {crc, crc32(0L, Z_NULL, 0)};
+    int rc = with_buffer(path, 0, block, sum_consume, &s, r, err);
+    r->rr_crc = (uint32_t)s.c;
+    return rc;
+}
+
+int raw_direct(const char *path, size_t block, RawResult *r, HsError *err)
+{
+    SumState s = {false, 0};
+    if (block % 4096 != 0)
+        return hs_error_set(err, HS_EUSAGE, path, HS_NO_BLOCK,
+                            "O_DIRECT needs a block that is a multiple of 4096");
+    return with_buffer(path, O_DIRECT, block, sum_consume, &s, r, err);
+}
+
+/* ---- mmap ------------------------------------------------------------------ */
+
+static void touch(const unsigned char *p, size_t len, RawTouch how, uLong *c,
+                  uint64_t *sum)
+{
+    uint64_t s = 0, w;
+    size_t off = 0;
+    switch (how) {
+    case RAW_TOUCH_CRC:
         *c = crc32_z(*c, p, len);
         return;
-    }
-    uint64_t s = 0;
-    for (size_t off = 0; off + 8 <= len; off += 64) {
-        uint64_t w;
-        memcpy(&w, p + off, 8);
-        s += w;
+    case RAW_TOUCH_LINE:
+        for (; off + 8 <= len; off += 64) {
+            memcpy(&w, p + off, 8);
+            s += w;
+        }
+        break;
+    case RAW_TOUCH_BYTE:
+        for (; off + 8 <= len; off += 8) {
+            memcpy(&w, p + off, 8);
+            s += w;
+        }
+        for (; off < len; off++)
+            s += p[off];
+        break;
     }
     *sum += s;
 }
 
-int raw_mmap(const char *path, size_t chunk, bool crc, RawResult *r, HsError *err)
+int raw_mmap(const char *path, size_t chunk, RawTouch how, RawResult *r, HsError *err)
 {
     memset(r, 0, sizeof(*r));
     uLong c = crc32(0L, Z_NULL, 0);
     for (uint32_t seg = 0;; seg++) {
         char name[PATH_MAX];
         struct stat st;
-        int fd = open_segment(path, seg, name, sizeof(name), err);
-        if (fd == INT32_MIN)
+        int fd = open_segment(path, seg, 0, name, sizeof(name), err);
+        if (fd == NO_SEGMENT)
             break;
         if (fd < 0)
             return fd;
         if (fstat(fd, &st) < 0) {
+            int e = errno;
             close(fd);
-            return hs_error_set(err, -errno, name, HS_NO_BLOCK, "fstat: %s",
-                                strerror(errno));
+            return hs_error_set(err, -e, name, HS_NO_BLOCK, "fstat: %s", strerror(e));
         }
         size_t size = (size_t)st.st_size, step = chunk ? chunk : size;
         for (size_t off = 0; off < size; off += step) {
             size_t len = size - off < step ? size - off : step;
             void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)off);
-            r->rr_calls++;
             if (p == MAP_FAILED) {
                 int e = errno;
                 close(fd);
                 return hs_error_set(err, -e, name, HS_NO_BLOCK, "mmap: %s",
                                     strerror(e));
             }
-            touch(p, len, crc, &c, &r->rr_sum);
+            r->rr_calls++;
+            touch(p, len, how, &c, &r->rr_sum);
             munmap(p, len);
             r->rr_bytes += len;
         }

@@ -1,11 +1,17 @@
 /*
  * rawio.h -- the raw ways of reading a file that a scan is measured
- *            against: a read() loop at a block size, and mmap() in chunks
- *            touching one word per cache line; each optionally with a zlib
- *            crc32 over the bytes, the cost a verifying scan adds.
+ *            against, written in C so they can be timed in-process and
+ *            checked against the commands they mirror:
  *
- * They read a file (every segment of a relation, as the scan does) and
- * return what they saw, so a test can check they really read it all.
+ *   raw_wc()     lines, words and bytes, as wc(1) counts them in the C locale
+ *   raw_lines()  newlines only, as wc -l
+ *   raw_read()   a read() loop at a block size, as dd bs=N of=/dev/null
+ *   raw_mmap()   mmap() in chunks, look at the bytes, munmap()
+ *   raw_direct() O_DIRECT reads into an aligned buffer, past the page cache
+ *
+ * Each reads every segment of a relation (FILE, FILE.1, ...; a plain file is
+ * its own only segment) and returns what it saw, so tests can check it
+ * really read everything.
  */
 #ifndef HEAPSCAN_RAWIO_H
 #define HEAPSCAN_RAWIO_H
@@ -17,19 +23,41 @@
 #include "hserror.h"
 
 typedef struct RawResult {
-    uint64_t rr_bytes; /* bytes read or touched */
-    uint64_t rr_calls; /* read() or mmap() calls */
-    uint64_t rr_sum;   /* sum of the words looked at (keeps the loads alive) */
-    uint32_t rr_crc;   /* crc32 of every byte, when asked for */
+    uint64_t rr_bytes;   /* bytes read or looked at */
+    uint64_t rr_calls;   /* read() or mmap() calls that returned data */
+    uint64_t rr_full;    /* reads that filled the block (dd's "N+" records) */
+    uint64_t rr_partial; /* reads that returned less (dd's "+M" records) */
+    uint64_t rr_lines;   /* newlines (wc, lines) */
+    uint64_t rr_words;   /* words (wc) */
+    uint64_t rr_sum;     /* sum of the words looked at (keeps the loads alive) */
+    uint32_t rr_crc;     /* crc32 of every byte, when asked for */
 } RawResult;
 
-/* read() every segment of path with a buffer of block bytes. */
-int raw_read(const char *path, size_t block, bool crc, RawResult *r, HsError *err);
+/* What raw_mmap() does with a mapped chunk. */
+typedef enum RawTouch {
+    RAW_TOUCH_LINE, /* load one 8-byte word per 64-byte cache line */
+    RAW_TOUCH_BYTE, /* load every byte (as 8-byte words) */
+    RAW_TOUCH_CRC,  /* zlib crc32 of every byte */
+} RawTouch;
 
 /*
- * mmap() every segment of path in chunks of chunk bytes (0: whole files),
- * load one 8-byte word per 64-byte cache line (or crc32 every byte), unmap.
+ * Count as wc(1) in the C locale: lines are '\n's; a word starts at a
+ * printable character (isprint) that follows white space (isspace) or the
+ * start, and other bytes neither start nor end a word (GNU coreutils 9.1).
  */
-int raw_mmap(const char *path, size_t chunk, bool crc, RawResult *r, HsError *err);
+int raw_wc(const char *path, RawResult *r, HsError *err);
+
+/* Count '\n's, as wc -l. */
+int raw_lines(const char *path, RawResult *r, HsError *err);
+
+/* read() every segment with a buffer of block bytes (crc32 them if crc). */
+int raw_read(const char *path, size_t block, bool crc, RawResult *r, HsError *err);
+
+/* mmap() every segment in chunks of chunk bytes (0: whole files), touch, unmap. */
+int raw_mmap(const char *path, size_t chunk, RawTouch touch, RawResult *r,
+             HsError *err);
+
+/* read() with O_DIRECT, block bytes at a time into a 4 KiB-aligned buffer. */
+int raw_direct(const char *path, size_t block, RawResult *r, HsError *err);
 
 #endif

@@ -1,0 +1,247 @@
+/*
+ * check_rawio.c -- the C readers count exactly what wc and dd count on the
+ *                  same files, and the rawread tool's output and errors.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "extcmd.h"
+#include "rawio.h"
+#include "testutil.h"
+
+static void setup(void)
+{
+    tu_setup();
+}
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+    int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, data, n), (ssize_t)n);
+    close(fd);
+}
+
+/* The files every reader is checked on. */
+static const char *make_file(int which)
+{
+    static unsigned char buf[300000];
+    const char *p = tu_path("f");
+    size_t n = 0;
+    uint64_t x = 0x9E3779B97F4A7C15ull * (uint64_t)(which + 1);
+    switch (which) {
+    case 0: /* empty */
+        break;
+    case 1:
+        n = 5; /* no final newline */
+        memcpy(buf, "hello", n);
+        break;
+    case 2:
+        n = sizeof("a b\n\nc\td\v\fe\r\n ") - 1;
+        memcpy(buf, "a b\n\nc\td\v\fe\r\n ", n);
+        break;
+    case 3: /* random bytes: NULs, control characters, high bytes */
+    case 4: /* random text: mostly printable, some white space */
+        n = which == 3 ? 300000 : 123457;
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            unsigned char b = (unsigned char)x;
+            buf[i] = which == 3 ? b : (b % 7 == 0 ? " \n\t"[b % 3] : 'a' + b % 26);
+        }
+        break;
+    case 5: /* exactly one 8 KiB page of control characters and text */
+        n = 8192;
+        for (size_t i = 0; i < n; i++)
+            buf[i] = i % 3 == 0 ? 0x01 : i % 11 == 0 ? '\n' : 'x';
+        break;
+    }
+    write_file(p, buf, n);
+    return p;
+}
+#define NFILES 6
+
+/* Run a command and return its stdout (and stderr in errout). */
+static const char *cmd(char *const argv[], char *errout, size_t errlen)
+{
+    static char out[4096];
+    Measure m;
+    HsError err;
+    int status = extcmd_run(argv, &m, out, sizeof(out), errout, errlen, &err);
+    ck_assert_msg(status == 0, "%s: status %d: %s", argv[0], status,
+                  errout ? errout : "");
+    return out;
+}
+
+START_TEST(wc_counts_as_wc_does)
+{
+    const char *f = make_file(_i);
+    RawResult r;
+    HsError err;
+    ck_assert_int_eq(raw_wc(f, &r, &err), 0);
+    char *argv[] = {"wc", (char *)f, NULL};
+    unsigned long long l, w, b;
+    ck_assert_int_eq(sscanf(cmd(argv, NULL, 0), "%llu %llu %llu", &l, &w, &b), 3);
+    ck_assert_uint_eq(r.rr_lines, l);
+    ck_assert_uint_eq(r.rr_words, w);
+    ck_assert_uint_eq(r.rr_bytes, b);
+
+    ck_assert_int_eq(raw_lines(f, &r, &err), 0);
+    char *argv_l[] = {"wc", "-l", (char *)f, NULL};
+    ck_assert_int_eq(sscanf(cmd(argv_l, NULL, 0), "%llu", &l), 1);
+    ck_assert_uint_eq(r.rr_lines, l);
+}
+END_TEST
+
+START_TEST(read_counts_as_dd_does)
+{
+    const char *f = make_file(_i);
+    const size_t bs[] = {512, 8192, 256 << 10, 1 << 20};
+    for (int i = 0; i < 4; i++) {
+        RawResult r;
+        HsError err;
+        ck_assert_int_eq(raw_read(f, bs[i], false, &r, &err), 0);
+        char arg_if[600], arg_bs[32], errout[1024], want[64];
+        snprintf(arg_if, sizeof(arg_if), "if=%s", f);
+        snprintf(arg_bs, sizeof(arg_bs), "bs=%zu", bs[i]);
+        char *argv[] = {"dd", arg_if, "of=/dev/null", arg_bs, NULL};
+        cmd(argv, errout, sizeof(errout));
+        snprintf(want, sizeof(want), "%llu+%llu records in\n",
+                 (unsigned long long)r.rr_full, (unsigned long long)r.rr_partial);
+        ck_assert_msg(strncmp(errout, want, strlen(want)) == 0, "dd: %s; we: %s",
+                      errout, want);
+        snprintf(want, sizeof(want), "%llu bytes", (unsigned long long)r.rr_bytes);
+        ck_assert_msg(strstr(errout, want) != NULL, "dd: %s; we: %s", errout, want);
+    }
+}
+END_TEST
+
+START_TEST(mmap_and_direct_read_every_byte)
+{
+    const char *f = make_file(_i);
+    long long size = tu_file_size(f);
+    size_t len;
+    unsigned char *data = tu_read_file(f, &len);
+    uint64_t want_sum = 0;
+    size_t off = 0;
+    for (; off + 8 <= len; off += 8) {
+        uint64_t w;
+        memcpy(&w, data + off, 8);
+        want_sum += w;
+    }
+    for (; off < len; off++)
+        want_sum += data[off];
+    free(data);
+
+    const size_t chunks[] = {8 << 10, 8 << 20, 32 << 20, 0};
+    for (int i = 0; i < 4; i++) {
+        RawResult r;
+        HsError err;
+        ck_assert_int_eq(raw_mmap(f, chunks[i], RAW_TOUCH_BYTE, &r, &err), 0);
+        ck_assert_uint_eq(r.rr_bytes, (uint64_t)size);
+        if (chunks[i] == (8 << 10))
+            ck_assert_uint_eq(r.rr_calls, ((uint64_t)size + 8191) / 8192);
+        /* a chunk boundary never falls inside a word: sums agree when the file
+         * is read as one chunk or in 8 KiB ones */
+        ck_assert_uint_eq(r.rr_sum, want_sum);
+    }
+    RawResult r;
+    HsError err;
+    int rc = raw_direct(f, 1 << 20, &r, &err);
+    if (rc == -EINVAL) {
+        fprintf(stderr, "mmap_and_direct_read_every_byte: O_DIRECT unsupported here\n");
+        return;
+    }
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    ck_assert_uint_eq(r.rr_bytes, (uint64_t)size);
+}
+END_TEST
+
+START_TEST(segments_are_read_too)
+{
+    write_file(tu_path("rel"), "aa\n", 3);
+    write_file(tu_path("rel.1"), "b c\n", 4);
+    RawResult r;
+    HsError err;
+    ck_assert_int_eq(raw_wc(tu_path("rel"), &r, &err), 0);
+    ck_assert_uint_eq(r.rr_lines, 2);
+    ck_assert_uint_eq(r.rr_words, 3);
+    ck_assert_uint_eq(r.rr_bytes, 7);
+    ck_assert_int_eq(raw_read(tu_path("rel"), 512, false, &r, &err), 0);
+    ck_assert_uint_eq(r.rr_partial, 2);
+    ck_assert_int_eq(raw_read(tu_path("missing"), 512, false, &r, &err), -ENOENT);
+    ck_assert_str_eq(err.file, tu_path("missing"));
+}
+END_TEST
+
+START_TEST(rawread_tool)
+{
+    const char *rawread = tu_tool("RAWREAD");
+    const char *f = make_file(4);
+    TuRun *r = tu_runl(0, rawread, "--method", "wc", "--cache", "asis", f, NULL);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    char *argv[] = {"wc", (char *)f, NULL};
+    unsigned long long l, w, b, l2, w2, b2;
+    sscanf(cmd(argv, NULL, 0), "%llu %llu %llu", &l, &w, &b);
+    ck_assert_int_eq(sscanf(r->out, "%llu %llu %llu", &l2, &w2, &b2), 3);
+    ck_assert(l == l2 && w == w2 && b == b2);
+    ck_assert_ptr_nonnull(strstr(r->out, "wall "));
+
+    r = tu_runl(0, rawread, "-m", "read", "-b", "8k", "--json", "--repeat", "2", f,
+                NULL);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    ck_assert_ptr_nonnull(
+        strstr(r->out, "\"records_full\": 15, \"records_partial\": 1"));
+    ck_assert_ptr_nonnull(strstr(r->out, "\"bytes\": 123457"));
+
+    const struct {
+        const char *a[4];
+        int status;
+        const char *says;
+    } bad[] = {
+        {{"-m", "wc", "MISSING"}, 1, "No such file or directory"},
+        {{"-m", "grep", "F"}, 2, "--method: 'grep' is not one of"},
+        {{"-m", "direct", "-b", "1000"}, 2, "O_DIRECT needs a multiple of 4096"},
+        {{"-m", "read", "-b", "whole"}, 2, "--block whole is for --method mmap"},
+        {{"F"}, 2, "--method is required"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *av[8] = {(char *)rawread};
+        int n = 1;
+        for (int j = 0; j < 4 && bad[i].a[j]; j++)
+            av[n++] = strcmp(bad[i].a[j], "F") == 0         ? (char *)f
+                      : strcmp(bad[i].a[j], "MISSING") == 0 ? (char *)tu_path("missing")
+                                                            : (char *)bad[i].a[j];
+        if (i == 2 || i == 3)
+            av[n++] = (char *)f;
+        av[n] = NULL;
+        r = tu_run(av, 0);
+        ck_assert_msg(r->status == bad[i].status, "case %zu: %d %s", i, r->status,
+                      r->err);
+        ck_assert_msg(strstr(r->err, bad[i].says) != NULL, "case %zu: %s", i, r->err);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("rawio");
+    TCase *tc = tcase_create("rawio");
+    tcase_add_checked_fixture(tc, setup, tu_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, wc_counts_as_wc_does, 0, NFILES);
+    tcase_add_loop_test(tc, read_counts_as_dd_does, 0, NFILES);
+    tcase_add_loop_test(tc, mmap_and_direct_read_every_byte, 0, NFILES);
+    tcase_add_test(tc, segments_are_read_too);
+    tcase_add_test(tc, rawread_tool);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
