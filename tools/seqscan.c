@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "compare.h"
 #include "scanrun.h"
 
 typedef struct Options {
@@ -55,6 +56,8 @@ static void usage(void)
         "                            (cold), read it in (warm, default), or leave it\n"
         "      --repeat N            runs (default 1); report each and min/median/max\n"
         "      --json                one JSON object instead of the text report\n"
+        "      --compare [TABLE]     the comparison with raw readers and PostgreSQL\n"
+        "                            (see seqscan --compare --help)\n"
         "      --segment-size SIZE   pages per segment file (default 1GiB; for tests)\n"
         "  -h, --help                show this help and exit\n"
         "  -V, --version             show the version and exit\n"
@@ -392,6 +395,9 @@ int main(int argc, char **argv)
     Options o;
     HsError err;
     cli_init("seqscan");
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--compare") == 0)
+            return compare_main(argc, argv);
     parse_args(argc, argv, &o);
     hs_error_clear(&err);
 
