@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "page.h"
 #include "relfile.h"
@@ -544,8 +545,9 @@ static int open_read(BufMgr *bm, HsError *err)
                                 "out of memory");
         memset(bm->bm_ring, 0xff, bm->bm_ring_size * sizeof(int32_t));
     }
-    if (o->bo_io_workers > 0 ||
-        (o->bo_io_workers == BUFMGR_IO_WORKERS_AUTO && o->bo_verify))
+    /* auto: a worker when pages are verified and there is a second CPU for it */
+    if (o->bo_io_workers > 0 || (o->bo_io_workers == BUFMGR_IO_WORKERS_AUTO &&
+                                 o->bo_verify && sysconf(_SC_NPROCESSORS_ONLN) > 1))
         bm->bm_worker = pageio_worker_start(&bm->bm_rel); /* none: read in line */
     bm->bm_methods = &read_methods;
     return 0;

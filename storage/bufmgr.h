@@ -57,7 +57,9 @@
  * page, ~1.8 us) does; without it the scan spends ~0.2 us a page, less than
  * the hand-over and the cross-core cache traffic cost (measured on the
  * default table: 47 ms with a worker vs 63 without when verifying, 28 vs 22
- * when not).  So by default there is a worker exactly when pages are verified.
+ * when not).  So by default there is a worker exactly when pages are verified
+ * and the machine has a second CPU.  With another busy process on the machine
+ * the worker costs more than it saves (120 ms against 86 without it).
  */
 #define BUFMGR_IO_WORKERS_AUTO (-1)
 

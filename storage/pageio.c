@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -123,7 +124,11 @@ void pageio_unmap(PageIOWindow *w)
  * a condition-variable wake-up takes tens of microseconds on a virtual
  * machine, about as long as reading the batch.  So both sides first spin on
  * the request's state for a while (a batch takes ~50 us to scan) and only
- * then sleep; the lock is taken only to sleep or to wake a sleeper.
+ * then sleep; the lock is taken only to sleep or to wake a sleeper.  The
+ * spin yields the CPU every 64 turns: when another process holds the other
+ * core, a pure spin waits for a thread that cannot run (measured: 480 ms
+ * instead of 50 for the default table with one busy process beside it; with
+ * the yields, 120 ms, against 86 ms without a worker at all).
  */
 #define SPINS 20000
 
@@ -163,7 +168,10 @@ static void await_state(PageIOWorker *w, int want, bool *sleeps)
         if (atomic_load_explicit(&w->pw_state, memory_order_acquire) == want ||
             atomic_load_explicit(&w->pw_stop, memory_order_relaxed))
             return;
-        cpu_relax();
+        if (i % 64 == 63)
+            sched_yield(); /* let the other side run if it shares this core */
+        else
+            cpu_relax();
     }
     pthread_mutex_lock(&w->pw_lock);
     while (atomic_load(&w->pw_state) != want && !atomic_load(&w->pw_stop)) {
