@@ -257,13 +257,6 @@ int relfile_append(RelFile *rf, const void *buf, uint32_t n, HsError *err)
     return 0;
 }
 
-void relfile_writeback(RelFile *rf)
-{
-    if (rf->rf_nsegs > 0)
-        (void)sync_file_range(rf->rf_fds[rf->rf_nsegs - 1], 0, 0,
-                              SYNC_FILE_RANGE_WRITE);
-}
-
 static int fsync_dir_of(const char *path)
 {
     char copy[PATH_MAX];

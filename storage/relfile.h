@@ -80,12 +80,6 @@ int relfile_create(RelFile *rf, const char *path, uint32_t seg_blocks, bool repl
 int relfile_append(RelFile *rf, const void *buf, uint32_t n, HsError *err);
 
 /*
- * Start writeback of everything appended so far without waiting for it
- * (sync_file_range), so the final fsync has less left to do.
- */
-void relfile_writeback(RelFile *rf);
-
-/*
  * fsync every segment, rename each over its final name (the first segment
  * last, so a relation never appears half written), fsync the directory,
  * and, when replacing, remove segments of the old relation beyond the new

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,9 +19,8 @@
 #include "heapgen.h"
 #include "relfile.h"
 
-#define DEFAULT_SIZE  (UINT64_C(177) << 20) /* the 1998 seed's 177 MB table */
-#define BATCH_PAGES   128                   /* 1 MiB written per call */
-#define WRITEBACK_MIB 32                    /* start writeback this often */
+#define DEFAULT_SIZE (UINT64_C(177) << 20) /* the 1998 seed's 177 MB table */
+#define BATCH_PAGES  128                   /* 1 MiB written per call */
 
 static volatile sig_atomic_t got_signal;
 
@@ -218,6 +218,48 @@ static void *helper_main(void *arg)
     }
 }
 
+/*
+ * The final fsync must push everything written down to stable storage; on
+ * a virtual disk that is the host writing it out, ~0.45 ms a MiB here, and
+ * only an fdatasync makes it happen (sync_file_range() just hands pages to
+ * the device, which keeps them in the host's cache).  So a flusher thread
+ * fdatasyncs the file every FLUSH_MIB while the pages go on being built,
+ * and the final fsync finds little left to do (measured on the default
+ * table: 1.13-1.21x of dd conv=fsync at 8 MiB, 1.29x at 32 MiB, 1.4x with
+ * sync_file_range() alone).
+ */
+#define FLUSH_MIB 8
+
+typedef struct Flusher {
+    sem_t go;
+    _Atomic bool busy; /* an fdatasync is asked for or running */
+    _Atomic bool quit;
+    int fd; /* the segment to flush (open until commit or abort) */
+} Flusher;
+
+static void *flusher_main(void *arg)
+{
+    Flusher *f = arg;
+    for (;;) {
+        while (sem_wait(&f->go) < 0 && errno == EINTR)
+            ;
+        if (atomic_load(&f->quit))
+            return NULL;
+        (void)fdatasync(f->fd); /* errors surface in the final fsync */
+        atomic_store(&f->busy, false);
+    }
+}
+
+/* Ask for an fdatasync of fd unless one is still running. */
+static void flusher_kick(Flusher *f, int fd)
+{
+    if (atomic_load(&f->busy))
+        return;
+    atomic_store(&f->busy, true);
+    f->fd = fd;
+    sem_post(&f->go);
+}
+
 static void install_signals(void)
 {
     struct sigaction sa = {.sa_handler = on_signal};
@@ -272,6 +314,18 @@ int main(int argc, char **argv)
         pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
 
+    Flusher flusher = {.busy = false, .quit = false, .fd = -1};
+    pthread_t flusher_thread;
+    bool have_flusher = false;
+    if (sem_init(&flusher.go, 0, 0) == 0) {
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
+        have_flusher =
+            pthread_create(&flusher_thread, NULL, flusher_main, &flusher) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+
     CliProgress prog;
     cli_progress_start(&prog, o.quiet, pages, BLCKSZ, "pages");
     double t0 = cli_now();
@@ -292,8 +346,12 @@ int main(int argc, char **argv)
         rc = relfile_append(&rf, buf, n, &err);
         blk += n;
         since_writeback += n;
-        if (since_writeback * BLCKSZ >= (uint64_t)WRITEBACK_MIB << 20) {
-            relfile_writeback(&rf);
+        if (since_writeback * BLCKSZ >= (uint64_t)FLUSH_MIB << 20 && rc == 0) {
+            int fd;
+            uint64_t off;
+            if (have_flusher &&
+                relfile_block_fd(&rf, rf.rf_nblocks - 1, &fd, &off) == 0)
+                flusher_kick(&flusher, fd);
             since_writeback = 0;
         }
         cli_progress_update(&prog, blk);
@@ -302,6 +360,11 @@ int main(int argc, char **argv)
         helper.quit = true;
         sem_post(&helper.go);
         pthread_join(helper_thread, NULL);
+    }
+    if (have_flusher) { /* before commit or abort close its file */
+        atomic_store(&flusher.quit, true);
+        sem_post(&flusher.go);
+        pthread_join(flusher_thread, NULL);
     }
     free(buf);
     if (rc == 0 && !got_signal)
