@@ -667,6 +667,11 @@ bool bufmgr_uses_ring(const BufMgr *bm)
     return bm->bm_ring != NULL;
 }
 
+int bufmgr_io_workers(const BufMgr *bm)
+{
+    return bm->bm_worker != NULL;
+}
+
 uint32_t bufmgr_frames(const BufMgr *bm)
 {
     return bm->bm_methods == &read_methods ? bm->bm_nframes : bm->bm_window_pages;

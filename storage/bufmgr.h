@@ -119,6 +119,9 @@ uint64_t bufmgr_nblocks(const BufMgr *bm);
 /* Whether misses recycle the ring (read access). */
 bool bufmgr_uses_ring(const BufMgr *bm);
 
+/* I/O worker threads reading ahead (0 or 1). */
+int bufmgr_io_workers(const BufMgr *bm);
+
 /* Frames in the pool (read) or pages per window (mmap). */
 uint32_t bufmgr_frames(const BufMgr *bm);
 

@@ -85,6 +85,12 @@ START_TEST(json_has_every_figure)
     ck_assert_int_eq(json_int(r->out, "reads"), 267);
     ck_assert_int_eq(json_int(r->out, "pages_verified"), 267);
     ck_assert_ptr_null(strstr(r->out, "\"runs\""));
+    /* auto: an I/O worker when verifying on a machine with a second CPU */
+    ck_assert_int_eq(json_int(r->out, "io_workers"), sysconf(_SC_NPROCESSORS_ONLN) > 1);
+    r = tu_runl(0, seqscan, "--json", "--no-verify", t, NULL);
+    ck_assert_int_eq(json_int(r->out, "io_workers"), 0);
+    r = tu_runl(0, seqscan, "--json", "--no-verify", "--io-workers", "1", t, NULL);
+    ck_assert_int_eq(json_int(r->out, "io_workers"), 1);
     ck_assert_ptr_nonnull(strchr(r->out, '}'));
 }
 END_TEST
@@ -197,6 +203,7 @@ static const struct {
     {{"--cache", "hot", "T"}, 2, "--cache"},
     {{"--repeat", "0", "T"}, 2, "--repeat"},
     {{"--strategy", "lru", "T"}, 2, "--strategy"},
+    {{"--io-workers", "2", "T"}, 2, "--io-workers: '2' is not 0, 1 or auto"},
     {{NULL}, 2, "no TABLE given"},
     {{"T", "T"}, 2, "more than one TABLE"},
 };

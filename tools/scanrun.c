@@ -88,6 +88,7 @@ int scan_run(const ScanConfig *cfg, ScanResult *res, HsError *err)
     res->sr_pages = bufmgr_nblocks(bm);
     res->sr_bytes = res->sr_pages * BLCKSZ;
     res->sr_ring = bufmgr_uses_ring(bm);
+    res->sr_io_workers = bufmgr_io_workers(bm);
     res->sr_buf = *bufmgr_stats(bm);
     bufmgr_close(bm);
     measure_stop(&ms, &res->sr_m);

@@ -41,6 +41,7 @@ typedef struct ScanResult {
     uint64_t sr_pages_skipped; /* damaged pages skipped */
     double sr_resident_before; /* page-cache residency when the run started */
     bool sr_ring;              /* the bulk-read ring was used */
+    int sr_io_workers;         /* I/O worker threads the scan had (read access) */
     BufStats sr_buf;           /* the buffer manager's counters */
     Measure sr_m;              /* what the scan cost (open to close) */
 } ScanResult;

@@ -243,8 +243,8 @@ static double per_s(double x, double secs)
     return secs > 0 ? x / secs : 0.0;
 }
 
-static const char *access_desc(const BufMgrOptions *bo, bool ring, char *buf,
-                               size_t len)
+static const char *access_desc(const BufMgrOptions *bo, bool ring, int workers,
+                               char *buf, size_t len)
 {
     static const char *const adv[] = {"normal", "sequential", "willneed", "populate"};
     if (bo->bo_access == BUF_ACCESS_MMAP) {
@@ -254,9 +254,10 @@ static const char *access_desc(const BufMgrOptions *bo, bool ring, char *buf,
             snprintf(buf, len, "mmap (%zu KiB windows, madvise %s)",
                      bo->bo_mmap_chunk_bytes >> 10, adv[bo->bo_advice]);
     } else {
-        snprintf(buf, len, "read (pool %zu MiB, %s, io-combine %zu KiB)",
+        snprintf(buf, len,
+                 "read (pool %zu MiB, %s, io-combine %zu KiB, %d I/O worker%s)",
                  bo->bo_pool_bytes >> 20, ring ? "ring" : "whole pool",
-                 bo->bo_io_combine_bytes >> 10);
+                 bo->bo_io_combine_bytes >> 10, workers, workers == 1 ? "" : "s");
         if (ring)
             snprintf(buf + strlen(buf) - 1, len - strlen(buf) + 1, ", ring %zu KiB)",
                      bo->bo_ring_bytes >> 10);
@@ -285,8 +286,8 @@ static void print_text(const Options *o, const ScanResult *runs, int n,
     const char *stat = n > 1 ? " (median)" : "";
     printf("table              %s: %llu pages, %llu bytes\n", o->path,
            (unsigned long long)r->sr_pages, (unsigned long long)r->sr_bytes);
-    printf("access             %s\n",
-           access_desc(&o->cfg.sc_bufopt, r->sr_ring, acc, sizeof(acc)));
+    printf("access             %s\n", access_desc(&o->cfg.sc_bufopt, r->sr_ring,
+                                                  r->sr_io_workers, acc, sizeof(acc)));
     printf("query              WHERE %s; verify %s\n",
            qual_format(&o->cfg.sc_qual, q, sizeof(q)),
            o->cfg.sc_bufopt.bo_verify ? "on" : "off");
@@ -354,9 +355,10 @@ static void print_json(const Options *o, const ScanResult *runs, int n,
     if (bo->bo_access == BUF_ACCESS_MMAP)
         printf("\"mmap_chunk\": %zu, ", bo->bo_mmap_chunk_bytes);
     else
-        printf("\"pool_bytes\": %zu, \"strategy\": \"%s\", \"io_combine\": %zu, ",
+        printf("\"pool_bytes\": %zu, \"strategy\": \"%s\", \"io_combine\": %zu, "
+               "\"io_workers\": %d, ",
                bo->bo_pool_bytes, r->sr_ring ? "ring" : "normal",
-               bo->bo_io_combine_bytes);
+               bo->bo_io_combine_bytes, r->sr_io_workers);
     printf("\"verify\": %s, \"where\": ", bo->bo_verify ? "true" : "false");
     json_string(qual_format(&o->cfg.sc_qual, q, sizeof(q)));
     printf(", \"cache\": \"%s\", \"pages\": %llu, \"bytes\": %llu, \"rows_scanned\": "
