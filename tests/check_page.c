@@ -11,6 +11,7 @@
 #include "heap.h"
 #include "heapgen.h"
 #include "page.h"
+#include "testutil.h"
 
 static _Alignas(8) unsigned char page[BLCKSZ];
 
@@ -480,9 +481,5 @@ static Suite *page_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(page_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tu_run_suite(page_suite());
 }

@@ -301,9 +301,5 @@ int main(void)
     tcase_add_test(tc, missing_table_leaves_nothing);
     tcase_add_test(tc, failure_with_the_server_up_leaves_nothing);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tu_run_suite(s);
 }

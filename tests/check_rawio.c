@@ -239,9 +239,5 @@ int main(void)
     tcase_add_test(tc, segments_are_read_too);
     tcase_add_test(tc, rawread_tool);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tu_run_suite(s);
 }

@@ -266,9 +266,5 @@ int main(void)
                         sizeof(cases) / sizeof(cases[0]));
     tcase_add_test(tc, read_memory_stays_under_the_pool);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return tu_run_suite(s);
 }

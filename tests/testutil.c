@@ -18,6 +18,15 @@
 
 char tu_dir[256];
 
+int tu_run_suite(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
 void tu_setup(void)
 {
     const char *base = getenv("TMPDIR");

@@ -10,6 +10,12 @@
 #include <stdint.h>
 #include <sys/resource.h>
 
+#include <check.h>
+
+/* Run every test of s, print Check's summary, and return the exit status
+ * (EXIT_SUCCESS when nothing failed).  Frees s. */
+int tu_run_suite(Suite *s);
+
 /* The per-test temporary directory (made by tu_setup, removed by tu_teardown). */
 extern char tu_dir[];
 
