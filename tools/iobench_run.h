@@ -1,0 +1,89 @@
+/*
+ * iobench_run.h -- the read() vs mmap() microbenchmark's working parts, one
+ *                  run at a time; iobench.c repeats, prepares the cache and
+ *                  prints.
+ *
+ * Entry points:
+ *   iob_file_ensure() -- make the test file at a size, filled with
+ *                        pseudo-random non-zero bytes (nothing sparse)
+ *   iob_run()         -- one measured run of one test under one method
+ *   iob_checksum()    -- zlib crc32 of a whole file, to show nothing was lost
+ * See also: measure.c -- timing and the page cache; bufmgr.c -- rnd-page.
+ *
+ * The tests:
+ *   seq-read  every block of the file in order (the last may be partial);
+ *   rnd-rw    ops random block-aligned offsets, write_pct of them writes;
+ *   rnd-page  ops random 8 KiB pages of a heap table through the buffer
+ *             manager, under its read or its mmap access method.
+ * The methods: read copies with pread()/pwrite() through one buffer; mmap
+ * maps the whole file MAP_SHARED and memcpy()s out of and into the mapping.
+ *
+ * Invariant: the sequence of rnd-rw operations (offsets, read or write, and
+ * the bytes each write puts down) is a pure function of (seed, block, file
+ * size, ops, write_pct), whatever the method.  Each block ends up holding
+ * the bytes of its last write, so running the sequence again leaves the file
+ * as it was after the first run, and both methods leave byte-identical files.
+ */
+#ifndef HEAPSCAN_IOBENCH_RUN_H
+#define HEAPSCAN_IOBENCH_RUN_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bufmgr.h"
+#include "hserror.h"
+#include "measure.h"
+
+#define IOB_MIN_BLOCK ((size_t)32)
+#define IOB_MAX_BLOCK ((size_t)1 << 20)
+
+typedef enum IobTest { IOB_SEQ_READ, IOB_RND_RW, IOB_RND_PAGE } IobTest;
+typedef enum IobMethod { IOB_READ, IOB_MMAP } IobMethod;
+
+typedef struct IobConfig {
+    const char *ic_path;   /* the file (rnd-page: a heap table) */
+    IobTest ic_test;       /* what to do */
+    IobMethod ic_method;   /* how to reach the bytes */
+    size_t ic_block;       /* bytes a block: a power of two, 32 B .. 1 MiB */
+    uint64_t ic_ops;       /* rnd-rw, rnd-page: operations */
+    unsigned ic_write_pct; /* rnd-rw: percentage of operations that write */
+    uint64_t ic_seed;      /* rnd-rw, rnd-page: the sequence derives from it */
+    bool ic_sync_end;      /* fsync / msync(MS_SYNC) before the clock stops */
+} IobConfig;
+
+typedef struct IobResult {
+    uint64_t ir_ops;    /* blocks (pages) read or written */
+    uint64_t ir_reads;  /* ... of them reads */
+    uint64_t ir_writes; /* ... of them writes */
+    uint64_t ir_bytes;  /* bytes copied in and out */
+    uint64_t ir_sum;    /* a word of each block read, so no copy is optimized away */
+    BufStats ir_buf;    /* rnd-page: the buffer manager's counters */
+    Measure ir_m;       /* open to close, the sync included */
+} IobResult;
+
+/*
+ * Make path a regular file of exactly size bytes unless it already is one:
+ * written in 1 MiB pieces of pseudo-random bytes, none of them zero (the
+ * same bytes for the same size, on any machine), into "path.tmp-PID",
+ * fsynced and renamed into place.  *created says whether it was written.
+ * Fails with -errno (the temporary file removed), -EINVAL if path exists
+ * and is not a regular file, or HS_EINTR (the temporary file removed) as
+ * soon as *stop (may be NULL) becomes non-zero, as a signal handler sets it.
+ */
+int iob_file_ensure(const char *path, uint64_t size, const volatile sig_atomic_t *stop,
+                    bool *created, HsError *err);
+
+/*
+ * One run of cfg->ic_test under cfg->ic_method, timed from opening the file
+ * to closing it.  The file must be at least one block long (rnd-page: a heap
+ * table).  Returns 0 with *res filled, or a negative code with err naming
+ * the file and, for a short read or write, the block.
+ */
+int iob_run(const IobConfig *cfg, IobResult *res, HsError *err);
+
+/* zlib crc32 of every byte of path into *crc, its length into *bytes. */
+int iob_checksum(const char *path, uint32_t *crc, uint64_t *bytes, HsError *err);
+
+#endif
