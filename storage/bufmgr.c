@@ -490,8 +490,8 @@ static int check_options(const BufMgrOptions *o, const char *path, HsError *err)
 {
     const char *bad = NULL;
     if (o->bo_pool_bytes < 16 * BLCKSZ || o->bo_pool_bytes % BLCKSZ != 0 ||
-        o->bo_pool_bytes / BLCKSZ > INT32_MAX)
-        bad = "the pool must be a whole number of pages, at least 16";
+        o->bo_pool_bytes / BLCKSZ > BUFMGR_MAX_FRAMES)
+        bad = "the pool must be a whole number of pages, at least 16 and at most 8 TiB";
     else if (o->bo_ring_bytes < BLCKSZ || o->bo_ring_bytes % BLCKSZ != 0 ||
              o->bo_ring_bytes > o->bo_pool_bytes / 2)
         bad = "the ring must be a whole number of pages, at most half the pool";

@@ -50,6 +50,8 @@
     ((size_t)128 << 10) /* PostgreSQL 17's io_combine_limit */
 #define BUFMGR_DEFAULT_MMAP_CHUNK ((size_t)8 << 20)
 #define BUFMGR_MAX_IO_COMBINE     ((size_t)1 << 20)
+#define BUFMGR_MAX_FRAMES                                                              \
+    (UINT32_C(1) << 30) /* 8 TiB; the hash has 2x buckets in 32 bits */
 
 /*
  * An I/O worker pays off when the scan does enough with each page for the

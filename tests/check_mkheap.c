@@ -289,6 +289,50 @@ static void interrupted_by(int sig)
     ck_assert_str_eq(tu_list_dir(tu_dir), "");
 }
 
+START_TEST(sigint_with_force_keeps_the_old_table)
+{
+    const char *t = tu_path("t");
+    ck_assert_int_eq(tu_runl(0, mkheap, "-q", "--rows", "1000", t, NULL)->status, 0);
+    size_t l0, l1;
+    unsigned char *before = tu_read_file(t, &l0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, STDOUT_FILENO);
+        dup2(null, STDERR_FILENO);
+        execl(mkheap, mkheap, "--force", "--size", "16G", t, (char *)NULL);
+        _exit(127);
+    }
+    char tmp[600];
+    snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", t, (long)pid);
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; i < 10000 && tu_file_size(tmp) < (1 << 20); i++)
+        nanosleep(&ms, NULL);
+    kill(pid, SIGINT);
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 128 + SIGINT); /* not 0: nothing was replaced */
+    unsigned char *after = tu_read_file(t, &l1);
+    ck_assert_uint_eq(l0, l1);
+    ck_assert_int_eq(memcmp(before, after, l0), 0);
+    ck_assert_str_eq(tu_list_dir(tu_dir), "t\n");
+    free(before);
+    free(after);
+}
+END_TEST
+
+START_TEST(too_many_segments_is_a_usage_error)
+{
+    TuRun *r =
+        tu_runl(0, mkheap, "--segment-size", "8k", "--size", "64M", tu_path("t"), NULL);
+    ck_assert_int_eq(r->status, 2);
+    ck_assert_ptr_nonnull(strstr(r->err, "more than 4096 segment files"));
+    ck_assert_str_eq(tu_list_dir(tu_dir), "");
+}
+END_TEST
+
 START_TEST(sigint_leaves_nothing)
 {
     interrupted_by(SIGINT);
@@ -413,6 +457,8 @@ int main(int argc, char **argv)
         tcase_add_test(tc, full_filesystem_leaves_nothing);
         tcase_add_test(tc, sigint_leaves_nothing);
         tcase_add_test(tc, sigterm_leaves_nothing);
+        tcase_add_test(tc, sigint_with_force_keeps_the_old_table);
+        tcase_add_test(tc, too_many_segments_is_a_usage_error);
         suite_add_tcase(s, tc);
 
         tc = tcase_create("cli");

@@ -180,7 +180,7 @@ START_TEST(corrupt_page_exits_3_naming_the_block)
 END_TEST
 
 static const struct {
-    const char *args[5];
+    const char *args[6];
     int status;
     const char *says;
 } cases[] = {
@@ -204,6 +204,7 @@ static const struct {
     {{"--repeat", "0", "T"}, 2, "--repeat"},
     {{"--strategy", "lru", "T"}, 2, "--strategy"},
     {{"--io-workers", "2", "T"}, 2, "--io-workers: '2' is not 0, 1 or auto"},
+    {{"--buffers", "9T", "--strategy", "normal", "T"}, 2, "at most 8 TiB"},
     {{NULL}, 2, "no TABLE given"},
     {{"T", "T"}, 2, "more than one TABLE"},
 };

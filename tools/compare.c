@@ -432,6 +432,12 @@ static int write_plot(const Compare *c, HsError *err)
     if (fd < 0)
         return hs_error_set(err, -errno, data, HS_NO_BLOCK, "%s", strerror(errno));
     FILE *f = fdopen(fd, "w");
+    if (f == NULL) {
+        int e = errno;
+        close(fd);
+        unlink(data);
+        return hs_error_set(err, -e, data, HS_NO_BLOCK, "%s", strerror(e));
+    }
     for (int i = 0; i < c->nrows; i++) {
         Figures cold = figures(c, &c->rows[i], 0), warm = figures(c, &c->rows[i], 1);
         fprintf(f, "\"%s\" %.3f %.3f\n", c->rows[i].name, cold.med * 1e3,

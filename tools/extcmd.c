@@ -61,7 +61,7 @@ int extcmd_run(char *const argv[], Measure *m, char *out, size_t outlen, char *e
         dup2(fileno(fe), STDERR_FILENO);
         setenv("LC_ALL", "C", 1);
         execvp(argv[0], argv);
-        fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+        dprintf(STDERR_FILENO, "cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
     int status;

@@ -494,6 +494,8 @@ static int ensure_file(const char *path, uint64_t size, bool *created, HsError *
     int rc = iob_file_ensure(path, size, &got_signal, created, err);
     for (int i = 0; i < 3; i++)
         sigaction(sigs[i], &old[i], NULL);
+    if (got_signal && rc == 0) /* it came after the file was complete: die of it now */
+        raise(got_signal);
     return rc;
 }
 

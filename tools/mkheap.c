@@ -294,6 +294,11 @@ int main(int argc, char **argv)
                             (unsigned long long)pages, per_page, HEAPGEN_MAX_ROWS);
     }
 
+    if ((pages + o.seg_blocks - 1) / o.seg_blocks > RELFILE_MAX_SEGS)
+        cli_usage_error("%llu pages make more than %d segment files of %llu pages",
+                        (unsigned long long)pages, RELFILE_MAX_SEGS,
+                        (unsigned long long)o.seg_blocks);
+
     install_signals();
     int rc = relfile_create(&rf, o.path, (uint32_t)o.seg_blocks, o.force, &err);
     if (rc < 0)
@@ -367,19 +372,20 @@ int main(int argc, char **argv)
         pthread_join(flusher_thread, NULL);
     }
     free(buf);
-    if (rc == 0 && !got_signal)
+    bool committed = false;
+    if (rc == 0 && !got_signal) {
         rc = relfile_commit(&rf, &err);
-    else
+        committed = rc == 0;
+    } else {
         relfile_abort(&rf);
+    }
     cli_progress_end(&prog);
 
-    if (got_signal && rc == 0) {
-        /* commit may have finished before we noticed: then the table stands */
-        if (rf.rf_writing || access(o.path, F_OK) != 0) {
-            fprintf(stderr, "%s: %s: interrupted by SIG%s; nothing was written\n",
-                    cli_progname, o.path, sigabbrev_np(got_signal));
-            return 128 + got_signal;
-        }
+    /* a signal that came after the commit is too late: the table stands */
+    if (got_signal && !committed && rc == 0) {
+        fprintf(stderr, "%s: %s: interrupted by SIG%s; nothing was written\n",
+                cli_progname, o.path, sigabbrev_np(got_signal));
+        return 128 + got_signal;
     }
     if (rc < 0) {
         int status = cli_report(&err);

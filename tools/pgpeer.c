@@ -606,9 +606,17 @@ static int copy_fd(int src, int dst, const char *name, HsError *err)
             if (buf == NULL && (buf = malloc(COPY_CHUNK)) == NULL)
                 return hs_error_set(err, -ENOMEM, name, HS_NO_BLOCK, "out of memory");
             got = read(src, buf, COPY_CHUNK);
-            for (ssize_t w, done = 0; got > 0 && done < got; done += w)
-                if ((w = write(dst, buf + done, (size_t)(got - done))) < 0)
-                    got = -1;
+            for (ssize_t w, done = 0; got > 0 && done < got; done += w) {
+                while ((w = write(dst, buf + done, (size_t)(got - done))) < 0 &&
+                       errno == EINTR)
+                    ; /* retry this chunk: it has been read already */
+                if (w < 0) {
+                    int e = errno;
+                    free(buf);
+                    return hs_error_set(err, -e, name, HS_NO_BLOCK, "copy: %s",
+                                        strerror(e));
+                }
+            }
         }
         if (got == 0)
             break;
