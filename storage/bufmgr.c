@@ -284,7 +284,7 @@ static int read_in(BufMgr *bm, uint64_t blkno, int32_t *frame, HsError *err)
         return hs_error_set(err, -ENOBUFS, bm->bm_rel.rf_path, (int64_t)blkno,
                             "no unpinned buffers available (%u frames)",
                             bm->bm_nframes);
-    int rc = pageio_readv(&bm->bm_rel, blkno, n, pages, &calls, err);
+    int rc = relfile_readv(&bm->bm_rel, blkno, n, pages, &calls, err);
     if (rc == 0)
         enter_frames(bm, blkno, n, fr, 0);
     finish_frames(bm, n, fr, rc, calls, fr[0]);

@@ -1,13 +1,12 @@
 /*
- * pageio.h -- how page bytes get from a relation's files into memory: the
- *             read() way (pread/preadv into caller frames) and the mmap()
- *             way (a window of a segment file mapped read-only).
+ * pageio.h -- how page bytes get from a relation's files into memory beyond
+ *             a plain relfile_readv(): an I/O worker thread that runs those
+ *             reads ahead of the caller, and mmap() windows of a segment.
  *
- * Entry points: pageio_readv() reads consecutive blocks into scattered
- * frames with one preadv per segment touched; pageio_map() and
- * pageio_unmap() map and unmap a window.  The buffer manager (bufmgr.c)
- * decides which is used and when; this module only moves bytes and reports
- * errors with the file and block.
+ * Entry points: pageio_worker_start/submit/wait/stop() for read-ahead;
+ * pageio_map() and pageio_unmap() map and unmap a window.  The buffer
+ * manager (bufmgr.c) decides which is used and when; this module only moves
+ * bytes and reports errors with the file and block.
  */
 #ifndef HEAPSCAN_PAGEIO_H
 #define HEAPSCAN_PAGEIO_H
@@ -25,15 +24,7 @@ typedef enum PageIOAdvice {
 } PageIOAdvice;
 
 /*
- * Read blocks blkno .. blkno + n - 1 into frames[0 .. n-1] (each BLCKSZ
- * bytes), with one preadv() per segment the range touches; *calls gets the
- * number of system calls made.  A short read is an error naming the block.
- */
-int pageio_readv(RelFile *rf, uint64_t blkno, uint32_t n, void *const *frames,
-                 uint32_t *calls, HsError *err);
-
-/*
- * An I/O worker: a thread that runs pageio_readv() for its owner, so the
+ * An I/O worker: a thread that runs relfile_readv() for its owner, so the
  * copy out of the page cache (or the wait for the disk) on one core overlaps
  * the scan on another, as PostgreSQL 18's io_method=worker does.  One request
  * at a time: submit, go on working, wait for it when its pages are needed.
@@ -51,7 +42,7 @@ void pageio_worker_submit(PageIOWorker *w, uint64_t blkno, uint32_t n,
 /* Whether a request is submitted and not yet waited for. */
 bool pageio_worker_busy(const PageIOWorker *w);
 
-/* Wait for the request: its pageio_readv() result, calls and error. */
+/* Wait for the request: its relfile_readv() result, calls and error. */
 int pageio_worker_wait(PageIOWorker *w, uint32_t *calls, HsError *err);
 
 /* Wait for any request, stop the thread and free it (NULL is fine). */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 int relfile_segment_name(const char *path, uint32_t seg, char *buf, size_t len)
@@ -141,22 +142,37 @@ int relfile_block_fd(const RelFile *rf, uint64_t blkno, int *fd, uint64_t *off)
     return 0;
 }
 
-int relfile_read(RelFile *rf, uint64_t blkno, uint32_t n, void *buf, HsError *err)
+#define RELFILE_MAX_IOV 1024 /* IOV_MAX on Linux: 8 MiB of pages per preadv */
+
+int relfile_readv(RelFile *rf, uint64_t blkno, uint32_t n, void *const *frames,
+                  uint32_t *calls, HsError *err)
 {
-    char *dst = buf;
+    struct iovec iov[RELFILE_MAX_IOV];
+    *calls = 0;
+    if (blkno + n > relfile_nblocks(rf))
+        return hs_error_set(err, -EINVAL, rf->rf_path, (int64_t)blkno,
+                            "read past the end of the relation (%llu pages)",
+                            (unsigned long long)relfile_nblocks(rf));
     while (n > 0) {
         int fd;
         uint64_t off;
+        relfile_block_fd(rf, blkno, &fd, &off);
         uint64_t in_seg = rf->rf_seg_blocks - blkno % rf->rf_seg_blocks;
-        uint32_t chunk = n < in_seg ? n : (uint32_t)in_seg;
-        if (blkno + chunk > rf->rf_nblocks ||
-            relfile_block_fd(rf, blkno, &fd, &off) < 0)
-            return hs_error_set(err, -EINVAL, rf->rf_path, (int64_t)blkno,
-                                "read past the end of the relation (%llu pages)",
-                                (unsigned long long)rf->rf_nblocks);
+        uint32_t chunk = n;
+        if (chunk > in_seg)
+            chunk = (uint32_t)in_seg;
+        if (chunk > RELFILE_MAX_IOV)
+            chunk = RELFILE_MAX_IOV;
+        for (uint32_t i = 0; i < chunk; i++)
+            iov[i] = (struct iovec){frames[i], BLCKSZ};
+
+        /* preadv until the whole chunk is in, resuming inside a page if need be */
         size_t want = (size_t)chunk * BLCKSZ, done = 0;
+        int first = 0;
         while (done < want) {
-            ssize_t got = pread(fd, dst + done, want - done, (off_t)(off + done));
+            ssize_t got =
+                preadv(fd, iov + first, (int)chunk - first, (off_t)(off + done));
+            (*calls)++;
             if (got < 0 && errno == EINTR)
                 continue;
             if (got <= 0) {
@@ -166,11 +182,40 @@ int relfile_read(RelFile *rf, uint64_t blkno, uint32_t n, void *buf, HsError *er
                                      name, sizeof(name));
                 return hs_error_set(err, e ? -e : -EIO, name,
                                     (int64_t)(blkno + done / BLCKSZ), "read: %s",
-                                    e ? strerror(e) : "unexpected end of file");
+                                    e ? strerror(e)
+                                      : "unexpected end of file (did it shrink?)");
             }
             done += (size_t)got;
+            for (size_t skip = (size_t)got; skip > 0 && first < (int)chunk;) {
+                if (skip >= iov[first].iov_len) {
+                    skip -= iov[first].iov_len;
+                    first++;
+                } else {
+                    iov[first].iov_base = (char *)iov[first].iov_base + skip;
+                    iov[first].iov_len -= skip;
+                    skip = 0;
+                }
+            }
         }
-        dst += want;
+        frames += chunk;
+        blkno += chunk;
+        n -= chunk;
+    }
+    return 0;
+}
+
+int relfile_read(RelFile *rf, uint64_t blkno, uint32_t n, void *buf, HsError *err)
+{
+    void *pages[64];
+    uint32_t calls;
+    while (n > 0) {
+        uint32_t chunk = n < 64 ? n : 64;
+        for (uint32_t i = 0; i < chunk; i++)
+            pages[i] = (char *)buf + (size_t)i * BLCKSZ;
+        int rc = relfile_readv(rf, blkno, chunk, pages, &calls, err);
+        if (rc < 0)
+            return rc;
+        buf = (char *)buf + (size_t)chunk * BLCKSZ;
         blkno += chunk;
         n -= chunk;
     }

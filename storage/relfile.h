@@ -6,7 +6,8 @@
  * builds by default); every segment but the last is full.  Block numbers
  * are relation-wide: segment s holds blocks [s * seg_blocks, (s+1) * seg_blocks).
  *
- * Reading: relfile_open(), relfile_nblocks(), relfile_read(), relfile_close().
+ * Reading: relfile_open(), relfile_nblocks(), relfile_read() into one buffer,
+ * relfile_readv() into scattered frames, relfile_close().
  * Writing a new relation without ever exposing a partial one:
  * relfile_create() writes every segment into a temporary file beside its
  * final name, relfile_append() adds pages at the end, relfile_commit()
@@ -62,6 +63,15 @@ static inline uint64_t relfile_nblocks(const RelFile *rf)
  * segment boundaries as needed.  A short read is an error naming the block.
  */
 int relfile_read(RelFile *rf, uint64_t blkno, uint32_t n, void *buf, HsError *err);
+
+/*
+ * Read blocks blkno .. blkno + n - 1 into frames[0 .. n-1] (each BLCKSZ
+ * bytes, anywhere in memory), with one preadv() per segment the range
+ * touches (at most 1024 pages a call); *calls gets the number of system
+ * calls made.  A short read is an error naming the block.
+ */
+int relfile_readv(RelFile *rf, uint64_t blkno, uint32_t n, void *const *frames,
+                  uint32_t *calls, HsError *err);
 
 /* The descriptor and file offset holding block blkno (for mmap). */
 int relfile_block_fd(const RelFile *rf, uint64_t blkno, int *fd, uint64_t *off);
