@@ -40,6 +40,30 @@ void cli_usage_error(const char *fmt, ...)
     exit(EXIT_USAGE);
 }
 
+void cli_version(void)
+{
+    printf("%s (heapscan) %s\n", cli_progname, HEAPSCAN_VERSION);
+    exit(EXIT_OK);
+}
+
+void cli_bad_option(void)
+{
+    fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname);
+    exit(EXIT_USAGE);
+}
+
+int cli_choice(const char *opt, const char *arg, const char *const *names)
+{
+    for (int i = 0; names[i]; i++)
+        if (strcmp(arg, names[i]) == 0)
+            return i;
+    char list[128] = "";
+    for (int i = 0; names[i]; i++)
+        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+                 i ? ", " : "", names[i]);
+    cli_usage_error("%s: '%s' is not one of %s", opt, arg, list);
+}
+
 int cli_report(const HsError *err)
 {
     char line[PATH_MAX + 512];

@@ -34,6 +34,18 @@ void cli_die(int status, const char *fmt, ...)
 void cli_usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2), noreturn));
 
+/* "prog (heapscan) VERSION" on stdout and exit(EXIT_OK), for --version. */
+void cli_version(void) __attribute__((noreturn));
+
+/* After getopt has named a bad option: "Try 'prog --help'." and exit(EXIT_USAGE). */
+void cli_bad_option(void) __attribute__((noreturn));
+
+/*
+ * The index of arg in the NULL-terminated names, or a usage error
+ * "OPT: 'ARG' is not one of a, b, c".
+ */
+int cli_choice(const char *opt, const char *arg, const char *const *names);
+
 /* Print the error record as one line and return the exit status it maps to. */
 int cli_report(const HsError *err);
 

@@ -115,19 +115,6 @@ static const char *fmt_size(uint64_t n, char *buf, size_t len)
     return buf;
 }
 
-/* The index of arg in names, or a usage error naming the option. */
-static int parse_name(const char *opt, const char *arg, const char *const *names)
-{
-    for (int i = 0; names[i]; i++)
-        if (strcmp(arg, names[i]) == 0)
-            return i;
-    char all[128] = "";
-    for (int i = 0; names[i]; i++)
-        snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s", i ? ", " : "",
-                 names[i]);
-    cli_usage_error("%s: '%s' is not one of %s", opt, arg, all);
-}
-
 /* --block: a power of two in [32, 1M]. */
 static size_t parse_block(const char *arg)
 {
@@ -163,10 +150,10 @@ static void parse_one(Opts *o, int c, const char *arg)
     uint64_t v;
     switch (c) {
     case 't':
-        o->o_cfg.ic_test = (IobTest)parse_name("--test", arg, test_names);
+        o->o_cfg.ic_test = (IobTest)cli_choice("--test", arg, test_names);
         break;
     case 'm':
-        o->o_cfg.ic_method = (IobMethod)parse_name("--method", arg, method_names);
+        o->o_cfg.ic_method = (IobMethod)cli_choice("--method", arg, method_names);
         break;
     case 'b':
         o->o_cfg.ic_block = parse_block(arg);
@@ -189,14 +176,14 @@ static void parse_one(Opts *o, int c, const char *arg)
             cli_usage_error("--seed: '%s' is not a whole number", arg);
         break;
     case 'c':
-        o->o_cache = parse_name("--cache", arg,
+        o->o_cache = cli_choice("--cache", arg,
                                 (const char *const[]){"stable", "cold", NULL}) == 0
                          ? CACHE_WARM
                          : CACHE_COLD;
         break;
     case 'y':
         o->o_cfg.ic_sync_end =
-            parse_name("--sync", arg, (const char *const[]){"none", "end", NULL}) == 1;
+            cli_choice("--sync", arg, (const char *const[]){"none", "end", NULL}) == 1;
         break;
     case 'r':
         if (cli_parse_u64(arg, 1, MAX_REPEAT, &v) < 0)
@@ -277,16 +264,14 @@ static void parse_args(int argc, char **argv, Opts *o)
                 .o_cache = CACHE_WARM,
                 .o_repeat = 5};
     while ((c = getopt_long(argc, argv, "t:m:b:s:n:w:r:hV", longopts, NULL)) != -1) {
-        if (c == 'h' || c == 'V') {
-            c == 'h'
-                ? usage()
-                : (void)printf("%s (heapscan) %s\n", cli_progname, HEAPSCAN_VERSION);
+        if (c == 'h') {
+            usage();
             exit(EXIT_OK);
         }
-        if (c == '?') {
-            fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname);
-            exit(EXIT_USAGE);
-        }
+        if (c == 'V')
+            cli_version();
+        if (c == '?')
+            cli_bad_option();
         if (c > 0 && c < 128)
             o->o_set[c] = true;
         if (c == 'M')

@@ -160,11 +160,9 @@ static void parse_args(int argc, char **argv, Options *o)
             usage();
             exit(EXIT_OK);
         case 'V':
-            printf("%s (heapscan) %s\n", cli_progname, HEAPSCAN_VERSION);
-            exit(EXIT_OK);
+            cli_version();
         default:
-            fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname);
-            exit(EXIT_USAGE);
+            cli_bad_option();
         }
     }
     if (have_size && o->rows != 0)

@@ -77,14 +77,7 @@ int main(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "m:b:hV", longopts, NULL)) != -1) {
         switch (c) {
         case 'm':
-            method = -1;
-            for (int i = 0; method_names[i]; i++)
-                if (strcmp(optarg, method_names[i]) == 0)
-                    method = i;
-            if (method < 0)
-                cli_usage_error(
-                    "--method: '%s' is not one of wc, lines, read, mmap, direct",
-                    optarg);
+            method = cli_choice("--method", optarg, method_names);
             break;
         case 'b':
             if (strcmp(optarg, "whole") == 0)
@@ -95,15 +88,7 @@ int main(int argc, char **argv)
                                 optarg);
             break;
         case 'c':
-            cache = CACHE_ASIS;
-            for (int i = 0;; i++) {
-                if (cache_names[i] == NULL)
-                    cli_usage_error("--cache: '%s' is not cold, warm or asis", optarg);
-                if (strcmp(optarg, cache_names[i]) == 0) {
-                    cache = (CacheMode)i;
-                    break;
-                }
-            }
+            cache = (CacheMode)cli_choice("--cache", optarg, cache_names);
             break;
         case 'r':
             if (cli_parse_u64(optarg, 1, 1000, &repeat) < 0)
@@ -116,11 +101,9 @@ int main(int argc, char **argv)
             usage();
             return EXIT_OK;
         case 'V':
-            printf("%s (heapscan) %s\n", cli_progname, HEAPSCAN_VERSION);
-            return EXIT_OK;
+            cli_version();
         default:
-            fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname);
-            return EXIT_USAGE;
+            cli_bad_option();
         }
     }
     if (method < 0)

@@ -76,18 +76,6 @@ static uint64_t size_arg(const char *opt, const char *arg)
     return v;
 }
 
-static int choice(const char *opt, const char *arg, const char *const *names)
-{
-    for (int i = 0; names[i]; i++)
-        if (strcmp(arg, names[i]) == 0)
-            return i;
-    char list[128] = "";
-    for (int i = 0; names[i]; i++)
-        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
-                 i ? ", " : "", names[i]);
-    cli_usage_error("%s: '%s' is not one of %s", opt, arg, list);
-}
-
 static void on_skip(const HsError *err, void *arg)
 {
     (void)arg;
@@ -154,13 +142,14 @@ static void parse_args(int argc, char **argv, Options *o)
     while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_ACCESS:
-            bo->bo_access = (BufAccess)choice("--access", optarg, access_names);
+            bo->bo_access = (BufAccess)cli_choice("--access", optarg, access_names);
             break;
         case OPT_BUFFERS:
             bo->bo_pool_bytes = size_arg("--buffers", optarg);
             break;
         case OPT_STRATEGY:
-            bo->bo_strategy = (BufStrategy)choice("--strategy", optarg, strategy_names);
+            bo->bo_strategy =
+                (BufStrategy)cli_choice("--strategy", optarg, strategy_names);
             break;
         case OPT_RING:
             bo->bo_ring_bytes = size_arg("--ring", optarg);
@@ -181,7 +170,7 @@ static void parse_args(int argc, char **argv, Options *o)
                 strcmp(optarg, "whole") == 0 ? 0 : size_arg("--mmap-chunk", optarg);
             break;
         case OPT_MADVISE:
-            bo->bo_advice = (PageIOAdvice)choice("--madvise", optarg, advice_names);
+            bo->bo_advice = (PageIOAdvice)cli_choice("--madvise", optarg, advice_names);
             break;
         case OPT_NO_VERIFY:
             bo->bo_verify = false;
@@ -194,7 +183,7 @@ static void parse_args(int argc, char **argv, Options *o)
                 cli_usage_error("--where: %s", why);
             break;
         case OPT_CACHE:
-            o->cfg.sc_cache = (CacheMode)choice("--cache", optarg, cache_names);
+            o->cfg.sc_cache = (CacheMode)cli_choice("--cache", optarg, cache_names);
             break;
         case OPT_REPEAT:
             if (cli_parse_u64(optarg, 1, 1000, &v) < 0)
@@ -214,11 +203,9 @@ static void parse_args(int argc, char **argv, Options *o)
             usage();
             exit(EXIT_OK);
         case 'V':
-            printf("%s (heapscan) %s\n", cli_progname, HEAPSCAN_VERSION);
-            exit(EXIT_OK);
+            cli_version();
         default:
-            fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname);
-            exit(EXIT_USAGE);
+            cli_bad_option();
         }
     }
     if (optind != argc - 1)
