@@ -264,28 +264,12 @@ START_TEST(full_filesystem_leaves_nothing)
 END_TEST
 
 /* Start a big table, wait until its temporary file grows, send sig. */
+/* A 16 GiB table interrupted once it has begun leaves nothing and says so. */
 static void interrupted_by(int sig)
 {
     const char *t = tu_path("t");
-    char tmp[600];
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, STDOUT_FILENO);
-        execl(mkheap, mkheap, "--size", "16G", t, (char *)NULL);
-        _exit(127);
-    }
-    snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", t, (long)pid);
-    struct timespec ms = {0, 1000000};
-    for (int i = 0; i < 10000 && tu_file_size(tmp) < (1 << 20); i++)
-        nanosleep(&ms, NULL);
-    ck_assert_int_ge(tu_file_size(tmp), 1 << 20);
-    kill(pid, sig);
-    int st;
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    ck_assert(WIFEXITED(st));
-    ck_assert_int_eq(WEXITSTATUS(st), 128 + sig);
+    char *argv[] = {(char *)mkheap, "--size", "16G", (char *)t, NULL};
+    ck_assert_int_eq(tu_interrupt_writer(argv, t, sig), 128 + sig);
     ck_assert_str_eq(tu_list_dir(tu_dir), "");
 }
 
@@ -295,25 +279,9 @@ START_TEST(sigint_with_force_keeps_the_old_table)
     ck_assert_int_eq(tu_runl(0, mkheap, "-q", "--rows", "1000", t, NULL)->status, 0);
     size_t l0, l1;
     unsigned char *before = tu_read_file(t, &l0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int null = open("/dev/null", O_WRONLY);
-        dup2(null, STDOUT_FILENO);
-        dup2(null, STDERR_FILENO);
-        execl(mkheap, mkheap, "--force", "--size", "16G", t, (char *)NULL);
-        _exit(127);
-    }
-    char tmp[600];
-    snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", t, (long)pid);
-    struct timespec ms = {0, 1000000};
-    for (int i = 0; i < 10000 && tu_file_size(tmp) < (1 << 20); i++)
-        nanosleep(&ms, NULL);
-    kill(pid, SIGINT);
-    int st;
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    ck_assert(WIFEXITED(st));
-    ck_assert_int_eq(WEXITSTATUS(st), 128 + SIGINT); /* not 0: nothing was replaced */
+    char *argv[] = {(char *)mkheap, "--force", "--size", "16G", (char *)t, NULL};
+    /* not 0: nothing was replaced */
+    ck_assert_int_eq(tu_interrupt_writer(argv, t, SIGINT), 128 + SIGINT);
     unsigned char *after = tu_read_file(t, &l1);
     ck_assert_uint_eq(l0, l1);
     ck_assert_int_eq(memcmp(before, after, l0), 0);

@@ -8,12 +8,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 char tu_dir[256];
@@ -115,6 +117,31 @@ TuRun *tu_runl(long long fsize_limit, const char *prog, ...)
     va_end(ap);
     argv[n] = NULL;
     return tu_run(argv, fsize_limit);
+}
+
+int tu_interrupt_writer(char *const argv[], const char *path, int sig)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, STDOUT_FILENO);
+        dup2(null, STDERR_FILENO);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    char tmp[600];
+    snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)pid);
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; i < 10000 && tu_file_size(tmp) < (1 << 20); i++)
+        nanosleep(&ms, NULL);
+    bool started = tu_file_size(tmp) >= (1 << 20);
+    kill(pid, sig); /* also when it never started: leave nothing running */
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(started, "%s never wrote 1 MiB of %s", argv[0], tmp);
+    /* dying of the signal is not the same as exiting with 128 + it */
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 256 + WTERMSIG(st);
 }
 
 unsigned char *tu_read_file(const char *path, size_t *len)

@@ -57,6 +57,16 @@ TuRun *tu_runl(long long fsize_limit, const char *prog, ...);
                   (run)->ru.ru_maxrss, (limit_kib))
 #endif
 
+/*
+ * Start argv (output to /dev/null), wait until its temporary file
+ * "FILE.tmp-PID" (FILE = path, PID = the child's) holds at least 1 MiB, send
+ * sig, and return the child's exit status, or 256 + the signal if it died
+ * of one (so a tool that handles the signal and exits 128 + it is told
+ * apart from one that was killed).
+ * Fails the test if the file never grows that far.
+ */
+int tu_interrupt_writer(char *const argv[], const char *path, int sig);
+
 /* Read a whole file (malloc'd); *len gets its size.  NULL if it cannot. */
 unsigned char *tu_read_file(const char *path, size_t *len);
 
