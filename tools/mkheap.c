@@ -258,6 +258,17 @@ static void flusher_kick(Flusher *f, int fd)
     sem_post(&f->go);
 }
 
+/* Start fn(arg) on a thread that blocks every signal: they are the main thread's. */
+static bool start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    bool ok = pthread_create(t, NULL, fn, arg) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return ok;
+}
+
 static void install_signals(void)
 {
     struct sigaction sa = {.sa_handler = on_signal};
@@ -309,25 +320,14 @@ int main(int argc, char **argv)
     Batch helper = {.spec = &o.spec, .rows = rows, .per_page = per_page};
     pthread_t helper_thread;
     bool have_helper = false;
-    if (sem_init(&helper.go, 0, 0) == 0 && sem_init(&helper.done, 0, 0) == 0) {
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, &old);
-        have_helper = pthread_create(&helper_thread, NULL, helper_main, &helper) == 0;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-    }
+    if (sem_init(&helper.go, 0, 0) == 0 && sem_init(&helper.done, 0, 0) == 0)
+        have_helper = start_thread(&helper_thread, helper_main, &helper);
 
     Flusher flusher = {.busy = false, .quit = false, .fd = -1};
     pthread_t flusher_thread;
     bool have_flusher = false;
-    if (sem_init(&flusher.go, 0, 0) == 0) {
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, &old);
-        have_flusher =
-            pthread_create(&flusher_thread, NULL, flusher_main, &flusher) == 0;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-    }
+    if (sem_init(&flusher.go, 0, 0) == 0)
+        have_flusher = start_thread(&flusher_thread, flusher_main, &flusher);
 
     CliProgress prog;
     cli_progress_start(&prog, o.quiet, pages, BLCKSZ, "pages");
