@@ -36,11 +36,32 @@ enum {
     SEQSCAN_SKIPPED = 2, /* a damaged page was skipped; err says which and why */
 };
 
+/*
+ * The loop that walks a page's line pointers.  Both give the same answer:
+ * scalar, one line pointer at a time, anywhere; avx512, 16 at a time with
+ * gathers, on CPUs with AVX-512 F, BW and VL (it leaves the rare page with
+ * a bad line pointer, or tuples without the committed/xmax-invalid hint
+ * bits, to the scalar loop).  auto: the fastest this CPU has.
+ */
+typedef enum TupleLoop {
+    TUPLE_LOOP_AUTO,
+    TUPLE_LOOP_SCALAR,
+    TUPLE_LOOP_AVX512
+} TupleLoop;
+
+/* Can this CPU run loop? (auto and scalar: always.) */
+bool tuple_loop_available(TupleLoop loop);
+/* auto resolved to a loop this CPU runs; others as they are. */
+TupleLoop tuple_loop_resolve(TupleLoop loop);
+/* "auto", "scalar", "avx512". */
+const char *tuple_loop_name(TupleLoop loop);
+
 typedef struct SeqScan {
     BufMgr *ss_bm;
     Qual ss_qual;
     QualRange ss_range;   /* ss_qual compiled for the tuple loop */
     bool ss_skip_corrupt; /* skip pages that fail verification, and go on */
+    TupleLoop ss_loop;    /* resolved: scalar or avx512 */
     uint64_t ss_nblocks;  /* pages in the relation */
     uint64_t ss_next_blk; /* the next page to move onto */
     Buffer ss_buf;        /* the pinned current page, or INVALID_BUFFER */
@@ -52,8 +73,10 @@ typedef struct SeqScan {
     uint64_t ss_pages_skipped; /* pages skipped as damaged */
 } SeqScan;
 
-/* Start a scan of every block of bm's relation. */
-void seqscan_begin(SeqScan *ss, BufMgr *bm, const Qual *qual, bool skip_corrupt);
+/* Start a scan of every block of bm's relation, walking pages with loop
+ * (which must be available). */
+void seqscan_begin(SeqScan *ss, BufMgr *bm, const Qual *qual, bool skip_corrupt,
+                   TupleLoop loop);
 
 /*
  * The next row matching the qual: SEQSCAN_ROW with *row filled (row->pad

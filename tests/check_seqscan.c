@@ -4,6 +4,7 @@
  */
 #include <check.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,7 +127,7 @@ START_TEST(text_report)
                            "rows returned      0\n",
                            "sum of v           0\n",
                            "checksum failures  0\n",
-                           "query              WHERE k = -1; verify on\n",
+                           "query              WHERE k = -1; verify on; tuple loop ",
                            "cache              warm (resident before: 100.0%)\n",
                            "wall ",
                            "user ",
@@ -204,10 +205,41 @@ static const struct {
     {{"--repeat", "0", "T"}, 2, "--repeat"},
     {{"--strategy", "lru", "T"}, 2, "--strategy"},
     {{"--io-workers", "2", "T"}, 2, "--io-workers: '2' is not 0, 1 or auto"},
+    {{"--tuple-loop", "sse", "T"}, 2, "--tuple-loop"},
     {{"--buffers", "9T", "--strategy", "normal", "T"}, 2, "at most 8 TiB"},
     {{NULL}, 2, "no TABLE given"},
     {{"T", "T"}, 2, "more than one TABLE"},
 };
+
+START_TEST(tuple_loops_give_the_same_answer)
+{
+    const char *t = table("t", "20000");
+    TuRun *r = tu_runl(0, seqscan, "--json", "--where", "v < 1000000000",
+                       "--tuple-loop", "scalar", t, NULL);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    ck_assert_ptr_nonnull(strstr(r->out, "\"tuple_loop\": \"scalar\""));
+    long long rows = json_int(r->out, "rows_returned"), sum = json_int(r->out, "sum_v");
+    ck_assert_int_gt(rows, 0);
+
+    /* avx512 runs where the CPU has it, and is a usage error where not */
+    r = tu_runl(0, seqscan, "--json", "--where", "v < 1000000000", "--tuple-loop",
+                "avx512", t, NULL);
+    bool simd = r->status == 0;
+    if (simd) {
+        ck_assert_ptr_nonnull(strstr(r->out, "\"tuple_loop\": \"avx512\""));
+        ck_assert_int_eq(json_int(r->out, "rows_returned"), rows);
+        ck_assert_int_eq(json_int(r->out, "sum_v"), sum);
+    } else {
+        ck_assert_int_eq(r->status, 2);
+        ck_assert_ptr_nonnull(strstr(r->err, "this CPU cannot run 'avx512'"));
+    }
+    /* auto picks it when it can; the text report says which ran */
+    r = tu_runl(0, seqscan, "--where", "v < 1000000000", t, NULL);
+    ck_assert_int_eq(r->status, 0);
+    ck_assert_ptr_nonnull(
+        strstr(r->out, simd ? "tuple loop avx512" : "tuple loop scalar"));
+}
+END_TEST
 
 START_TEST(errors_and_exit_statuses)
 {
@@ -261,6 +293,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, json_has_every_figure);
     tcase_add_test(tc, repeat_reports_every_run);
+    tcase_add_test(tc, tuple_loops_give_the_same_answer);
     tcase_add_test(tc, text_report);
     tcase_add_test(tc, corrupt_page_exits_3_naming_the_block);
     tcase_add_loop_test(tc, errors_and_exit_statuses, 0,

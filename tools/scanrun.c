@@ -51,7 +51,7 @@ static int guarded_scan(const ScanConfig *cfg, BufMgr *bm, ScanResult *res,
     if (sigsetjmp(guard_env, 1) == 0) {
         if (cfg->sc_before_scan)
             cfg->sc_before_scan(bm, cfg->sc_arg);
-        seqscan_begin(&ss, bm, &cfg->sc_qual, cfg->sc_skip_corrupt);
+        seqscan_begin(&ss, bm, &cfg->sc_qual, cfg->sc_skip_corrupt, cfg->sc_loop);
         rc = executor_run(&ss, &sink, cfg->sc_on_skip, cfg->sc_arg, err);
     } else if (bus_known) {
         rc = hs_error_set(err, -EFAULT, cfg->sc_path, (int64_t)bus_block,
@@ -89,6 +89,7 @@ int scan_run(const ScanConfig *cfg, ScanResult *res, HsError *err)
     res->sr_bytes = res->sr_pages * BLCKSZ;
     res->sr_ring = bufmgr_uses_ring(bm);
     res->sr_io_workers = bufmgr_io_workers(bm);
+    res->sr_loop = tuple_loop_resolve(cfg->sc_loop);
     res->sr_buf = *bufmgr_stats(bm);
     bufmgr_close(bm);
     measure_stop(&ms, &res->sr_m);

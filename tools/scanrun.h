@@ -18,6 +18,7 @@
 #include "bufmgr.h"
 #include "measure.h"
 #include "qual.h"
+#include "seqscan.h"
 
 typedef struct ScanConfig {
     const char *sc_path;
@@ -25,6 +26,7 @@ typedef struct ScanConfig {
     Qual sc_qual;
     bool sc_skip_corrupt; /* --ignore-checksum-failure */
     CacheMode sc_cache;   /* how to prepare the page cache before the run */
+    TupleLoop sc_loop;    /* the executor's tuple loop (0: auto) */
     /* told of each page skipped under sc_skip_corrupt (may be NULL) */
     void (*sc_on_skip)(const HsError *err, void *arg);
     void *sc_arg;
@@ -42,6 +44,7 @@ typedef struct ScanResult {
     double sr_resident_before; /* page-cache residency when the run started */
     bool sr_ring;              /* the bulk-read ring was used */
     int sr_io_workers;         /* I/O worker threads the scan had (read access) */
+    TupleLoop sr_loop;         /* the tuple loop the scan ran (auto resolved) */
     BufStats sr_buf;           /* the buffer manager's counters */
     Measure sr_m;              /* what the scan cost (open to close) */
 } ScanResult;

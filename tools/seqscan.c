@@ -51,6 +51,9 @@ static void usage(void)
         "Query and measurement:\n"
         "      --where \"COL OP INT\"  COL id, k or v; OP = != <> < <= > >= (default k "
         "= -1)\n"
+        "      --tuple-loop auto|scalar|avx512  walk line pointers one at a time, or\n"
+        "                            16 at a time with AVX-512 (default auto: avx512\n"
+        "                            where the CPU has it)\n"
         "      --cache cold|warm|asis  before each run evict the table from the page "
         "cache\n"
         "                            (cold), read it in (warm, default), or leave it\n"
@@ -102,6 +105,7 @@ static void parse_args(int argc, char **argv, Options *o)
         OPT_JSON,
         OPT_SEGMENT_SIZE,
         OPT_IO_WORKERS,
+        OPT_TUPLE_LOOP,
     };
     static const struct option longopts[] = {
         {"access", required_argument, NULL, OPT_ACCESS},
@@ -115,6 +119,7 @@ static void parse_args(int argc, char **argv, Options *o)
         {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
         {"ignore-checksum-failure", no_argument, NULL, OPT_IGNORE},
         {"where", required_argument, NULL, OPT_WHERE},
+        {"tuple-loop", required_argument, NULL, OPT_TUPLE_LOOP},
         {"cache", required_argument, NULL, OPT_CACHE},
         {"repeat", required_argument, NULL, OPT_REPEAT},
         {"json", no_argument, NULL, OPT_JSON},
@@ -128,6 +133,7 @@ static void parse_args(int argc, char **argv, Options *o)
     static const char *const advice_names[] = {"normal", "sequential", "willneed",
                                                "populate", NULL};
     static const char *const cache_names[] = {"asis", "cold", "warm", NULL};
+    static const char *const loop_names[] = {"auto", "scalar", "avx512", NULL};
     BufMgrOptions *bo = &o->cfg.sc_bufopt;
     uint64_t v;
     char why[256];
@@ -181,6 +187,11 @@ static void parse_args(int argc, char **argv, Options *o)
         case OPT_WHERE:
             if (qual_parse(optarg, &o->cfg.sc_qual, why, sizeof(why)) < 0)
                 cli_usage_error("--where: %s", why);
+            break;
+        case OPT_TUPLE_LOOP:
+            o->cfg.sc_loop = (TupleLoop)cli_choice("--tuple-loop", optarg, loop_names);
+            if (!tuple_loop_available(o->cfg.sc_loop))
+                cli_usage_error("--tuple-loop: this CPU cannot run '%s'", optarg);
             break;
         case OPT_CACHE:
             o->cfg.sc_cache = (CacheMode)cli_choice("--cache", optarg, cache_names);
@@ -275,9 +286,9 @@ static void print_text(const Options *o, const ScanResult *runs, int n,
            (unsigned long long)r->sr_pages, (unsigned long long)r->sr_bytes);
     printf("access             %s\n", access_desc(&o->cfg.sc_bufopt, r->sr_ring,
                                                   r->sr_io_workers, acc, sizeof(acc)));
-    printf("query              WHERE %s; verify %s\n",
+    printf("query              WHERE %s; verify %s; tuple loop %s\n",
            qual_format(&o->cfg.sc_qual, q, sizeof(q)),
-           o->cfg.sc_bufopt.bo_verify ? "on" : "off");
+           o->cfg.sc_bufopt.bo_verify ? "on" : "off", tuple_loop_name(r->sr_loop));
     printf("cache              %s (resident before: %.1f%%)\n", cache[o->cfg.sc_cache],
            r->sr_resident_before * 100);
     printf("rows scanned       %llu\n", (unsigned long long)r->sr_rows_scanned);
@@ -346,7 +357,8 @@ static void print_json(const Options *o, const ScanResult *runs, int n,
                "\"io_workers\": %d, ",
                bo->bo_pool_bytes, r->sr_ring ? "ring" : "normal",
                bo->bo_io_combine_bytes, r->sr_io_workers);
-    printf("\"verify\": %s, \"where\": ", bo->bo_verify ? "true" : "false");
+    printf("\"verify\": %s, \"tuple_loop\": \"%s\", \"where\": ",
+           bo->bo_verify ? "true" : "false", tuple_loop_name(r->sr_loop));
     json_string(qual_format(&o->cfg.sc_qual, q, sizeof(q)));
     printf(", \"cache\": \"%s\", \"pages\": %llu, \"bytes\": %llu, \"rows_scanned\": "
            "%llu, "
