@@ -45,8 +45,9 @@ bool tuple_loop_available(TupleLoop loop)
 
 TupleLoop tuple_loop_resolve(TupleLoop loop)
 {
-    if (loop != TUPLE_LOOP_AUTO)
+    if (loop == TUPLE_LOOP_SCALAR)
         return loop;
+    /* auto, or avx512 asked for where the CPU lacks it (callers check first) */
     return tuple_loop_available(TUPLE_LOOP_AVX512) ? TUPLE_LOOP_AVX512
                                                    : TUPLE_LOOP_SCALAR;
 }
@@ -129,7 +130,7 @@ AVX512 static inline __mmask8 in_range8(__m512i x, __m512i lo, __m512i span)
  * The same walk, 16 line pointers at a time: decode them in vector
  * registers, gather the 16 tuples' t_infomask and the qual's column, and
  * compress the passing offsets into ss_match.  Only the common case is
- * done here: it returns false, having changed nothing, for a page with a
+ * done here: it returns false, with no count changed, for a page with a
  * line pointer out of bounds or a tuple whose visibility needs more than
  * "xmin committed and xmax invalid" (the scalar loop then does the page and
  * reports the error exactly).  Gathers are masked to the normal line

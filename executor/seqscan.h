@@ -51,7 +51,8 @@ typedef enum TupleLoop {
 
 /* Can this CPU run loop? (auto and scalar: always.) */
 bool tuple_loop_available(TupleLoop loop);
-/* auto resolved to a loop this CPU runs; others as they are. */
+/* The loop a scan asked to run loop runs: auto (or avx512 where the CPU
+ * lacks it) becomes the fastest this CPU has. */
 TupleLoop tuple_loop_resolve(TupleLoop loop);
 /* "auto", "scalar", "avx512". */
 const char *tuple_loop_name(TupleLoop loop);
@@ -74,7 +75,7 @@ typedef struct SeqScan {
 } SeqScan;
 
 /* Start a scan of every block of bm's relation, walking pages with loop
- * (which must be available). */
+ * (as tuple_loop_resolve() resolves it). */
 void seqscan_begin(SeqScan *ss, BufMgr *bm, const Qual *qual, bool skip_corrupt,
                    TupleLoop loop);
 
