@@ -294,13 +294,6 @@ END_TEST
 /* ---- verification of garbage ----------------------------------------- */
 
 static uint64_t rng = 88172645463325252ull;
-static uint64_t xorshift(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
 
 /* For a page verify() accepted, every normal item lies inside the page. */
 static void assert_accepted_page_is_in_bounds(void)
@@ -321,7 +314,7 @@ START_TEST(random_pages_are_refused_without_harm)
     unsigned char *p = malloc(BLCKSZ);
     for (int i = 0; i < 2000; i++) {
         for (int w = 0; w < BLCKSZ; w += 8) {
-            uint64_t r = xorshift();
+            uint64_t r = tu_xorshift(&rng);
             memcpy(p + w, &r, 8);
         }
         PageFault f;
@@ -341,12 +334,12 @@ START_TEST(random_line_pointers_on_a_sane_header)
     for (int i = 0; i < 20000; i++) {
         page_init(page);
         PageHeaderData *ph = (PageHeaderData *)page;
-        unsigned n = (unsigned)(xorshift() % 40);
+        unsigned n = (unsigned)(tu_xorshift(&rng) % 40);
         ph->pd_lower = (uint16_t)(24 + 4 * n);
         ph->pd_upper =
-            (uint16_t)(ph->pd_lower + xorshift() % (8192 - ph->pd_lower + 1));
+            (uint16_t)(ph->pd_lower + tu_xorshift(&rng) % (8192 - ph->pd_lower + 1));
         for (unsigned k = 0; k < n; k++) {
-            uint64_t r = xorshift();
+            uint64_t r = tu_xorshift(&rng);
             /* mostly plausible offsets, now and then anything */
             unsigned off = (r & 1) ? (unsigned)(r >> 8) & 0x7fff
                                    : ph->pd_upper + (unsigned)((r >> 8) % 64) * 8;

@@ -197,14 +197,6 @@ END_TEST
 
 /* ---- the tuple loops ---------------------------------------------------- */
 
-static uint64_t xorshift(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 /*
  * Rewrite every page of path so a tuple loop meets what heap pages can
  * hold: unused, dead and redirect line pointers; line pointer counts of 1,
@@ -232,7 +224,7 @@ static void make_odd_pages(const char *path, uint64_t nblocks, uint64_t seed)
         unsigned n = page_max_offset(page);
         ItemId *lp = page_linp(page);
         for (unsigned i = 0; i < n; i++) {
-            uint64_t r = xorshift(&seed);
+            uint64_t r = tu_xorshift(&seed);
             unsigned char *t = page + item_id_off(lp[i]);
             HeapTupleHeaderData h;
             memcpy(&h, t, sizeof(h));

@@ -194,3 +194,11 @@ long long tu_file_size(const char *path)
     struct stat st;
     return stat(path, &st) < 0 ? -1 : (long long)st.st_size;
 }
+
+uint64_t tu_xorshift(uint64_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return *state;
+}

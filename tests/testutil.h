@@ -76,4 +76,8 @@ const char *tu_list_dir(const char *dir);
 /* Size of a file, or -1. */
 long long tu_file_size(const char *path);
 
+/* The next number of a xorshift64 sequence in *state (never seed it 0):
+ * repeatable pseudo-random choices for tests. */
+uint64_t tu_xorshift(uint64_t *state);
+
 #endif
