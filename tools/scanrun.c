@@ -66,6 +66,7 @@ static int guarded_scan(const ScanConfig *cfg, BufMgr *bm, ScanResult *res,
 
     res->sr_rows_scanned = ss.ss_rows_scanned;
     res->sr_pages_skipped = ss.ss_pages_skipped;
+    res->sr_loop = ss.ss_loop;
     res->sr_rows_returned = sink.sk_rows;
     res->sr_sum_v = sink.sk_sum_v;
     return rc;
@@ -89,7 +90,6 @@ int scan_run(const ScanConfig *cfg, ScanResult *res, HsError *err)
     res->sr_bytes = res->sr_pages * BLCKSZ;
     res->sr_ring = bufmgr_uses_ring(bm);
     res->sr_io_workers = bufmgr_io_workers(bm);
-    res->sr_loop = tuple_loop_resolve(cfg->sc_loop);
     res->sr_buf = *bufmgr_stats(bm);
     bufmgr_close(bm);
     measure_stop(&ms, &res->sr_m);
