@@ -5,11 +5,14 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include "busguard.h"
 #include "extcmd.h"
 #include "rawio.h"
 #include "testutil.h"
@@ -178,6 +181,121 @@ START_TEST(segments_are_read_too)
 }
 END_TEST
 
+/* A file of 4 pages of 0x5a bytes; returns its path. */
+static const char *four_pages(void)
+{
+    static unsigned char page[4 * 8192];
+    memset(page, 0x5a, sizeof(page));
+    const char *f = tu_path("shrinks");
+    write_file(f, (const char *)page, sizeof(page));
+    return f;
+}
+
+typedef struct Touch {
+    const volatile unsigned char *t_base;
+    size_t t_len, t_at; /* map t_len bytes, read byte t_at */
+    int t_result;       /* what the work returns when it does not fault */
+} Touch;
+
+static int touch_work(void *arg, HsError *err)
+{
+    (void)err;
+    const Touch *t = arg;
+    return t->t_base[t->t_at] == 0x5a ? t->t_result : -EILSEQ;
+}
+
+static bool touch_locate(const void *arg, const void *addr, uint64_t *where)
+{
+    const Touch *t = arg;
+    const volatile unsigned char *a = addr;
+    if (a < t->t_base || a >= t->t_base + t->t_len)
+        return false;
+    *where = (uint64_t)(a - t->t_base);
+    return true;
+}
+
+static bool no_locate(const void *arg, const void *addr, uint64_t *where)
+{
+    (void)arg, (void)addr, (void)where;
+    return false;
+}
+
+START_TEST(busguard_turns_sigbus_into_an_error)
+{
+    const char *f = four_pages();
+    int fd = open(f, O_RDWR);
+    ck_assert_int_ge(fd, 0);
+    void *p = mmap(NULL, 4 * 8192, PROT_READ, MAP_SHARED, fd, 0);
+    ck_assert_ptr_ne(p, MAP_FAILED);
+    Touch t = {p, 4 * 8192, 2 * 8192 + 5, 0};
+    BusGuard g = {touch_work, touch_locate, &t};
+    bool located;
+    uint64_t where;
+    HsError err;
+
+    /* work that does not fault returns its own result */
+    t.t_result = -EIO;
+    ck_assert_int_eq(busguard_run(&g, &located, &where, &err), -EIO);
+    t.t_result = 0;
+    ck_assert_int_eq(busguard_run(&g, &located, &where, &err), 0);
+    ck_assert(!located);
+
+    ck_assert_int_eq(ftruncate(fd, 8192 + 100), 0);
+    ck_assert_int_eq(busguard_run(&g, &located, &where, &err), BUSGUARD_FAULT);
+    ck_assert(located);
+    ck_assert_uint_eq(where, 2 * 8192 + 5);
+    /* still within the last page: the tail past the end reads as zeros */
+    t.t_at = 8192 + 4000;
+    ck_assert_int_eq(busguard_run(&g, &located, &where, &err), -EILSEQ);
+
+    /* a fault the caller cannot place is still caught */
+    t.t_at = 3 * 8192;
+    g.bg_locate = no_locate;
+    ck_assert_int_eq(busguard_run(&g, &located, &where, &err), BUSGUARD_FAULT);
+    ck_assert(!located);
+
+    /* and the handler is put back as it was */
+    struct sigaction now;
+    ck_assert_int_eq(sigaction(SIGBUS, NULL, &now), 0);
+    ck_assert(now.sa_handler == SIG_DFL);
+    munmap(p, 4 * 8192);
+    close(fd);
+}
+END_TEST
+
+static void shrink_to_one_page_and_a_bit(const char *segment, void *arg)
+{
+    (void)arg;
+    ck_assert_int_eq(truncate(segment, 8192 + 100), 0);
+}
+
+START_TEST(mmap_reader_names_the_byte_a_file_shrank_under)
+{
+    const size_t chunks[] = {8 << 10, 0};
+    const RawTouch how[] = {RAW_TOUCH_LINE, RAW_TOUCH_BYTE, RAW_TOUCH_CRC};
+    for (int c = 0; c < 2; c++) {
+        for (int h = 0; h < 3; h++) {
+            const char *f = four_pages();
+            RawResult r;
+            HsError err;
+            int rc = raw_mmap_hooked(f, chunks[c], how[h], shrink_to_one_page_and_a_bit,
+                                     NULL, &r, &err);
+            ck_assert_int_eq(rc, -EFAULT);
+            ck_assert_str_eq(err.file, f);
+            /* a byte of the first page wholly past the new end (which one
+             * depends on the order the touch loads in) */
+            unsigned long long at;
+            char rest[64];
+            ck_assert_int_eq(
+                sscanf(err.msg, "SIGBUS at byte %llu: %63[^\n]", &at, rest), 2);
+            ck_assert_str_eq(rest, "the file shrank under the mapping");
+            ck_assert_uint_ge(at, 12288);
+            ck_assert_uint_lt(at, 16384);
+        }
+    }
+}
+END_TEST
+
 START_TEST(rawread_tool)
 {
     const char *rawread = tu_tool("RAWREAD");
@@ -237,6 +355,8 @@ int main(void)
     tcase_add_loop_test(tc, read_counts_as_dd_does, 0, NFILES);
     tcase_add_loop_test(tc, mmap_and_direct_read_every_byte, 0, NFILES);
     tcase_add_test(tc, segments_are_read_too);
+    tcase_add_test(tc, busguard_turns_sigbus_into_an_error);
+    tcase_add_test(tc, mmap_reader_names_the_byte_a_file_shrank_under);
     tcase_add_test(tc, rawread_tool);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "busguard.h"
 #include "page.h"
 
 #define IOB_PIECE     ((size_t)1 << 20)          /* bytes written or summed at a time */
@@ -217,6 +218,26 @@ static int rnd_rw(IobCtx *c, HsError *err)
     return 0;
 }
 
+/* seq-read or rnd-rw, with SIGBUS under the mapping caught around it. */
+static int file_work(void *arg, HsError *err)
+{
+    IobCtx *c = arg;
+    const IobConfig *cfg = c->c_cfg;
+    if (cfg->ic_after_open)
+        cfg->ic_after_open(cfg->ic_path, cfg->ic_hook_arg);
+    return cfg->ic_test == IOB_SEQ_READ ? seq_read(c, err) : rnd_rw(c, err);
+}
+
+static bool file_locate(const void *arg, const void *addr, uint64_t *at)
+{
+    const IobCtx *c = arg;
+    const unsigned char *a = addr;
+    if (c->c_map == NULL || a < c->c_map || a >= c->c_map + c->c_size)
+        return false;
+    *at = (uint64_t)(a - c->c_map);
+    return true;
+}
+
 /*
  * Open the file, and map it whole for mmap.  No madvise or fadvise: the
  * kernel's default read-ahead, as the seed had (with the file in the page
@@ -288,34 +309,63 @@ static void page_options(const IobConfig *cfg, uint64_t table_bytes, BufMgrOptio
         o->bo_ring_bytes = o->bo_pool_bytes / 2 / BLCKSZ * BLCKSZ;
 }
 
+/* rnd-page: what the guarded loop works on. */
+typedef struct PageRun {
+    const IobConfig *pr_cfg;
+    BufMgr *pr_bm;
+    IobResult *pr_res;
+} PageRun;
+
 /* rnd-page: ops random pages pinned, one word looked at, released. */
+static int page_work(void *arg, HsError *err)
+{
+    PageRun *pr = arg;
+    uint64_t state = pr->pr_cfg->ic_seed, n = bufmgr_nblocks(pr->pr_bm);
+    if (pr->pr_cfg->ic_after_open)
+        pr->pr_cfg->ic_after_open(pr->pr_cfg->ic_path, pr->pr_cfg->ic_hook_arg);
+    for (uint64_t i = 0; i < pr->pr_cfg->ic_ops; i++) {
+        Buffer b;
+        const void *page;
+        uint64_t w;
+        int rc = bufmgr_read(pr->pr_bm, iob_next(&state) % n, &b, &page, err);
+        if (rc < 0)
+            return rc;
+        memcpy(&w, (const unsigned char *)page + 8, sizeof(w));
+        pr->pr_res->ir_sum += w;
+        bufmgr_release(pr->pr_bm, b);
+        pr->pr_res->ir_reads++;
+    }
+    return 0;
+}
+
+static bool page_locate(const void *arg, const void *addr, uint64_t *blkno)
+{
+    return bufmgr_block_of_address(((const PageRun *)arg)->pr_bm, addr, blkno) == 0;
+}
+
 static int run_pages(const IobConfig *cfg, IobResult *res, HsError *err)
 {
-    uint64_t bytes, state = cfg->ic_seed;
+    uint64_t bytes, blkno;
     BufMgrOptions o;
-    BufMgr *bm;
     MeasureStart ms;
+    PageRun pr = {.pr_cfg = cfg, .pr_res = res};
+    BusGuard guard = {page_work, page_locate, &pr};
+    bool located;
     int rc = file_total_bytes(cfg->ic_path, &bytes, err);
     if (rc < 0)
         return rc;
     page_options(cfg, bytes, &o);
     measure_start(&ms);
-    if ((rc = bufmgr_open(&bm, cfg->ic_path, &o, err)) < 0)
+    if ((rc = bufmgr_open(&pr.pr_bm, cfg->ic_path, &o, err)) < 0)
         return rc;
-    uint64_t n = bufmgr_nblocks(bm);
-    for (uint64_t i = 0; i < cfg->ic_ops && rc == 0; i++) {
-        Buffer b;
-        const void *page;
-        uint64_t w;
-        if ((rc = bufmgr_read(bm, iob_next(&state) % n, &b, &page, err)) == 0) {
-            memcpy(&w, (const unsigned char *)page + 8, sizeof(w));
-            res->ir_sum += w;
-            bufmgr_release(bm, b);
-            res->ir_reads++;
-        }
-    }
-    res->ir_buf = *bufmgr_stats(bm);
-    bufmgr_close(bm);
+    rc = busguard_run(&guard, &located, &blkno, err);
+    if (rc == BUSGUARD_FAULT)
+        rc = hs_error_set(err, -EFAULT, cfg->ic_path,
+                          located ? (int64_t)blkno : HS_NO_BLOCK,
+                          "SIGBUS reading the mapped page: the file shrank under "
+                          "the mapping");
+    res->ir_buf = *bufmgr_stats(pr.pr_bm);
+    bufmgr_close(pr.pr_bm);
     measure_stop(&ms, &res->ir_m);
     res->ir_ops = res->ir_reads;
     res->ir_bytes = res->ir_reads * BLCKSZ;
@@ -349,7 +399,17 @@ int iob_run(const IobConfig *cfg, IobResult *res, HsError *err)
     if (rc == 0) {
         measure_start(&ms);
         if ((rc = ctx_open(&c, err)) == 0) {
-            rc = cfg->ic_test == IOB_SEQ_READ ? seq_read(&c, err) : rnd_rw(&c, err);
+            BusGuard guard = {file_work, file_locate, &c};
+            bool located;
+            uint64_t at;
+            rc = busguard_run(&guard, &located, &at, err);
+            if (rc == BUSGUARD_FAULT)
+                rc = located ? hs_error_set(err, -EFAULT, cfg->ic_path, HS_NO_BLOCK,
+                                            "SIGBUS at byte %llu: the file shrank "
+                                            "under the mapping",
+                                            (unsigned long long)at)
+                             : hs_error_set(err, -EFAULT, cfg->ic_path, HS_NO_BLOCK,
+                                            "SIGBUS outside the mapping");
             rc = ctx_close(&c, rc, err);
         }
         measure_stop(&ms, &res->ir_m);

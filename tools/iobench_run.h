@@ -51,6 +51,10 @@ typedef struct IobConfig {
     unsigned ic_write_pct; /* rnd-rw: percentage of operations that write */
     uint64_t ic_seed;      /* rnd-rw, rnd-page: the sequence derives from it */
     bool ic_sync_end;      /* fsync / msync(MS_SYNC) before the clock stops */
+    /* Called once the file is open (and mapped), before the first block;
+     * tests shrink the file there.  NULL for none. */
+    void (*ic_after_open)(const char *path, void *arg);
+    void *ic_hook_arg;
 } IobConfig;
 
 typedef struct IobResult {

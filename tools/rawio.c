@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "busguard.h"
 #include "relfile.h"
 
 #define NO_SEGMENT INT32_MIN
@@ -196,7 +197,57 @@ static void touch(const unsigned char *p, size_t len, RawTouch how, uLong *c,
     *sum += s;
 }
 
-int raw_mmap(const char *path, size_t chunk, RawTouch how, RawResult *r, HsError *err)
+/* One segment being mapped chunk by chunk; outlives a SIGBUS in the walk. */
+typedef struct MapWalk {
+    const char *mw_name;
+    int mw_fd;
+    size_t mw_size, mw_step;
+    RawTouch mw_how;
+    void (*mw_after_map)(const char *segment, void *arg);
+    void *mw_arg;
+    size_t mw_off;       /* the chunk mapped now */
+    unsigned char *mw_p; /* its mapping, or NULL */
+    size_t mw_len;
+    uLong mw_crc;
+    RawResult *mw_r;
+} MapWalk;
+
+static int map_walk(void *arg, HsError *err)
+{
+    MapWalk *w = arg;
+    for (w->mw_off = 0; w->mw_off < w->mw_size; w->mw_off += w->mw_step) {
+        size_t len =
+            w->mw_size - w->mw_off < w->mw_step ? w->mw_size - w->mw_off : w->mw_step;
+        void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, w->mw_fd, (off_t)w->mw_off);
+        if (p == MAP_FAILED)
+            return hs_error_set(err, -errno, w->mw_name, HS_NO_BLOCK, "mmap: %s",
+                                strerror(errno));
+        w->mw_len = len;
+        w->mw_p = p;
+        w->mw_r->rr_calls++;
+        if (w->mw_after_map)
+            w->mw_after_map(w->mw_name, w->mw_arg);
+        touch(w->mw_p, len, w->mw_how, &w->mw_crc, &w->mw_r->rr_sum);
+        munmap(w->mw_p, len);
+        w->mw_p = NULL;
+        w->mw_r->rr_bytes += len;
+    }
+    return 0;
+}
+
+static bool map_locate(const void *arg, const void *addr, uint64_t *where)
+{
+    const MapWalk *w = arg;
+    const unsigned char *a = addr;
+    if (w->mw_p == NULL || a < w->mw_p || a >= w->mw_p + w->mw_len)
+        return false;
+    *where = w->mw_off + (uint64_t)(a - w->mw_p);
+    return true;
+}
+
+int raw_mmap_hooked(const char *path, size_t chunk, RawTouch how,
+                    void (*after_map)(const char *segment, void *arg), void *arg,
+                    RawResult *r, HsError *err)
 {
     memset(r, 0, sizeof(*r));
     uLong c = crc32(0L, Z_NULL, 0);
@@ -213,23 +264,38 @@ int raw_mmap(const char *path, size_t chunk, RawTouch how, RawResult *r, HsError
             close(fd);
             return hs_error_set(err, -e, name, HS_NO_BLOCK, "fstat: %s", strerror(e));
         }
-        size_t size = (size_t)st.st_size, step = chunk ? chunk : size;
-        for (size_t off = 0; off < size; off += step) {
-            size_t len = size - off < step ? size - off : step;
-            void *p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)off);
-            if (p == MAP_FAILED) {
-                int e = errno;
-                close(fd);
-                return hs_error_set(err, -e, name, HS_NO_BLOCK, "mmap: %s",
-                                    strerror(e));
-            }
-            r->rr_calls++;
-            touch(p, len, how, &c, &r->rr_sum);
-            munmap(p, len);
-            r->rr_bytes += len;
-        }
+        MapWalk w = {.mw_name = name,
+                     .mw_fd = fd,
+                     .mw_size = (size_t)st.st_size,
+                     .mw_step = chunk ? chunk : (size_t)st.st_size,
+                     .mw_how = how,
+                     .mw_after_map = after_map,
+                     .mw_arg = arg,
+                     .mw_crc = c,
+                     .mw_r = r};
+        BusGuard guard = {map_walk, map_locate, &w};
+        bool located;
+        uint64_t where;
+        int rc = busguard_run(&guard, &located, &where, err);
+        if (w.mw_p != NULL)
+            munmap(w.mw_p, w.mw_len);
         close(fd);
+        if (rc == BUSGUARD_FAULT)
+            return located ? hs_error_set(err, -EFAULT, name, HS_NO_BLOCK,
+                                          "SIGBUS at byte %llu: the file shrank "
+                                          "under the mapping",
+                                          (unsigned long long)where)
+                           : hs_error_set(err, -EFAULT, name, HS_NO_BLOCK,
+                                          "SIGBUS outside the mapping");
+        if (rc < 0)
+            return rc;
+        c = w.mw_crc;
     }
     r->rr_crc = (uint32_t)c;
     return 0;
+}
+
+int raw_mmap(const char *path, size_t chunk, RawTouch how, RawResult *r, HsError *err)
+{
+    return raw_mmap_hooked(path, chunk, how, NULL, NULL, r, err);
 }

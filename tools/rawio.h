@@ -53,9 +53,18 @@ int raw_lines(const char *path, RawResult *r, HsError *err);
 /* read() every segment with a buffer of block bytes (crc32 them if crc). */
 int raw_read(const char *path, size_t block, bool crc, RawResult *r, HsError *err);
 
-/* mmap() every segment in chunks of chunk bytes (0: whole files), touch, unmap. */
+/*
+ * mmap() every segment in chunks of chunk bytes (0: whole files), touch, unmap.
+ * A segment that shrinks under its mapping is an error naming the byte.
+ */
 int raw_mmap(const char *path, size_t chunk, RawTouch touch, RawResult *r,
              HsError *err);
+
+/* raw_mmap(), calling after_map(segment, arg) between each mmap() and the
+ * touch (tests shrink the file there). */
+int raw_mmap_hooked(const char *path, size_t chunk, RawTouch touch,
+                    void (*after_map)(const char *segment, void *arg), void *arg,
+                    RawResult *r, HsError *err);
 
 /* read() with O_DIRECT, block bytes at a time into a 4 KiB-aligned buffer. */
 int raw_direct(const char *path, size_t block, RawResult *r, HsError *err);

@@ -5,70 +5,57 @@
 #include "scanrun.h"
 
 #include <errno.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <string.h>
 
+#include "busguard.h"
 #include "seqscan.h"
 
-/* The scan a SIGBUS may belong to; one at a time per process. */
-static BufMgr *volatile guarded_bm;
-static sigjmp_buf guard_env;
-static volatile uint64_t bus_block;
-static volatile sig_atomic_t bus_known;
+/* What the guarded scan works on; outlives a SIGBUS that cuts it short. */
+typedef struct GuardedScan {
+    const ScanConfig *gs_cfg;
+    BufMgr *gs_bm;
+    SeqScan gs_ss;
+    ScanSink gs_sink;
+} GuardedScan;
 
-static void on_sigbus(int sig, siginfo_t *si, void *ctx)
+static int scan_work(void *arg, HsError *err)
 {
-    (void)ctx;
-    uint64_t blk;
-    BufMgr *bm = guarded_bm;
-    if (bm != NULL && bufmgr_block_of_address(bm, si->si_addr, &blk) == 0) {
-        bus_block = blk;
-        bus_known = 1;
-        siglongjmp(guard_env, 1);
-    }
-    if (bm != NULL) {
-        bus_known = 0;
-        siglongjmp(guard_env, 1);
-    }
-    /* not ours: die of it as we would have */
-    signal(sig, SIG_DFL);
-    raise(sig);
+    GuardedScan *gs = arg;
+    const ScanConfig *cfg = gs->gs_cfg;
+    if (cfg->sc_before_scan)
+        cfg->sc_before_scan(gs->gs_bm, cfg->sc_arg);
+    seqscan_begin(&gs->gs_ss, gs->gs_bm, &cfg->sc_qual, cfg->sc_skip_corrupt,
+                  cfg->sc_loop);
+    return executor_run(&gs->gs_ss, &gs->gs_sink, cfg->sc_on_skip, cfg->sc_arg, err);
 }
 
-/* Runs the scan proper, under the SIGBUS guard. */
+static bool scan_locate(const void *arg, const void *addr, uint64_t *blkno)
+{
+    return bufmgr_block_of_address(((const GuardedScan *)arg)->gs_bm, addr, blkno) == 0;
+}
+
+/* Runs the scan proper, with a SIGBUS under a mapping turned into an error. */
 static int guarded_scan(const ScanConfig *cfg, BufMgr *bm, ScanResult *res,
                         HsError *err)
 {
-    struct sigaction sa = {.sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO}, old;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGBUS, &sa, &old);
-    guarded_bm = bm;
-
-    static SeqScan ss; /* static: survives siglongjmp without clobbering */
-    ScanSink sink = {0, 0};
-    int rc;
-    if (sigsetjmp(guard_env, 1) == 0) {
-        if (cfg->sc_before_scan)
-            cfg->sc_before_scan(bm, cfg->sc_arg);
-        seqscan_begin(&ss, bm, &cfg->sc_qual, cfg->sc_skip_corrupt, cfg->sc_loop);
-        rc = executor_run(&ss, &sink, cfg->sc_on_skip, cfg->sc_arg, err);
-    } else if (bus_known) {
-        rc = hs_error_set(err, -EFAULT, cfg->sc_path, (int64_t)bus_block,
+    GuardedScan gs = {.gs_cfg = cfg, .gs_bm = bm};
+    BusGuard guard = {scan_work, scan_locate, &gs};
+    bool located;
+    uint64_t blkno;
+    int rc = busguard_run(&guard, &located, &blkno, err);
+    if (rc == BUSGUARD_FAULT && located)
+        rc = hs_error_set(err, -EFAULT, cfg->sc_path, (int64_t)blkno,
                           "SIGBUS reading the mapped page: the file shrank under "
                           "the mapping");
-    } else {
+    else if (rc == BUSGUARD_FAULT)
         rc = hs_error_set(err, -EFAULT, cfg->sc_path, HS_NO_BLOCK,
                           "SIGBUS outside any mapped window during the scan");
-    }
-    guarded_bm = NULL;
-    sigaction(SIGBUS, &old, NULL);
 
-    res->sr_rows_scanned = ss.ss_rows_scanned;
-    res->sr_pages_skipped = ss.ss_pages_skipped;
-    res->sr_loop = ss.ss_loop;
-    res->sr_rows_returned = sink.sk_rows;
-    res->sr_sum_v = sink.sk_sum_v;
+    res->sr_rows_scanned = gs.gs_ss.ss_rows_scanned;
+    res->sr_pages_skipped = gs.gs_ss.ss_pages_skipped;
+    res->sr_loop = gs.gs_ss.ss_loop;
+    res->sr_rows_returned = gs.gs_sink.sk_rows;
+    res->sr_sum_v = gs.gs_sink.sk_sum_v;
     return rc;
 }
 
