@@ -163,15 +163,22 @@ int relfile_readv(RelFile *rf, uint64_t blkno, uint32_t n, void *const *frames,
             chunk = (uint32_t)in_seg;
         if (chunk > RELFILE_MAX_IOV)
             chunk = RELFILE_MAX_IOV;
-        for (uint32_t i = 0; i < chunk; i++)
-            iov[i] = (struct iovec){frames[i], BLCKSZ};
+        /* frames that follow each other in memory make one iovec: the kernel
+         * then copies in fewer, longer runs (a ring's frames usually do) */
+        int niov = 0;
+        for (uint32_t i = 0; i < chunk; i++) {
+            if (niov > 0 && (char *)iov[niov - 1].iov_base + iov[niov - 1].iov_len ==
+                                (char *)frames[i])
+                iov[niov - 1].iov_len += BLCKSZ;
+            else
+                iov[niov++] = (struct iovec){frames[i], BLCKSZ};
+        }
 
         /* preadv until the whole chunk is in, resuming inside a page if need be */
         size_t want = (size_t)chunk * BLCKSZ, done = 0;
         int first = 0;
         while (done < want) {
-            ssize_t got =
-                preadv(fd, iov + first, (int)chunk - first, (off_t)(off + done));
+            ssize_t got = preadv(fd, iov + first, niov - first, (off_t)(off + done));
             (*calls)++;
             if (got < 0 && errno == EINTR)
                 continue;
@@ -186,7 +193,7 @@ int relfile_readv(RelFile *rf, uint64_t blkno, uint32_t n, void *const *frames,
                                       : "unexpected end of file (did it shrink?)");
             }
             done += (size_t)got;
-            for (size_t skip = (size_t)got; skip > 0 && first < (int)chunk;) {
+            for (size_t skip = (size_t)got; skip > 0 && first < niov;) {
                 if (skip >= iov[first].iov_len) {
                     skip -= iov[first].iov_len;
                     first++;

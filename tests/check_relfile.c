@@ -67,6 +67,34 @@ START_TEST(segments_are_split_and_read_back)
 }
 END_TEST
 
+/* Frames in any order, some following each other in memory (those share
+ * an iovec), each get their own block; one call a segment. */
+START_TEST(readv_fills_frames_in_any_order)
+{
+    const char *path = tu_path("r");
+    write_rel(path, 8, 20, false);
+    RelFile rf;
+    HsError err;
+    static unsigned char buf[10 * BLCKSZ];
+    const int slot[10] = {3, 4, 5, 0, 1, 9, 8, 2, 6, 7};
+    void *frames[10];
+    for (int i = 0; i < 10; i++)
+        frames[i] = buf + (size_t)slot[i] * BLCKSZ;
+    ck_assert_int_eq(relfile_open(&rf, path, 8, &err), 0);
+    uint32_t calls;
+    memset(buf, 0, sizeof(buf));
+    ck_assert_int_eq(relfile_readv(&rf, 4, 10, frames, &calls, &err), 0);
+    ck_assert_uint_eq(calls, 2); /* blocks 4-7 in r, 8-13 in r.1 */
+    for (int i = 0; i < 10; i++) {
+        uint64_t b;
+        memcpy(&b, frames[i], 8);
+        ck_assert_uint_eq(b, 4 + (uint64_t)i);
+        ck_assert_uint_eq(((unsigned char *)frames[i])[BLCKSZ - 1], 0xab);
+    }
+    relfile_close(&rf);
+}
+END_TEST
+
 START_TEST(exact_multiple_of_segment_has_no_empty_tail)
 {
     write_rel(tu_path("r"), 4, 8, false);
@@ -152,6 +180,7 @@ static Suite *relfile_suite(void)
     TCase *tc = tcase_create("relfile");
     tcase_add_checked_fixture(tc, tu_setup, tu_teardown);
     tcase_add_test(tc, segments_are_split_and_read_back);
+    tcase_add_test(tc, readv_fills_frames_in_any_order);
     tcase_add_test(tc, exact_multiple_of_segment_has_no_empty_tail);
     tcase_add_test(tc, abort_leaves_nothing);
     tcase_add_test(tc, replace_removes_stale_segments);
