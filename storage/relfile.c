@@ -21,18 +21,33 @@ int relfile_segment_name(const char *path, uint32_t seg, char *buf, size_t len)
     return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-static int temp_name(const RelFile *rf, uint32_t seg, char *buf, size_t len)
+static int tagged_name(const RelFile *rf, uint32_t seg, const char *kind, char *buf,
+                       size_t len)
 {
     char final[PATH_MAX];
     int rc = relfile_segment_name(rf->rf_path, seg, final, sizeof(final));
     if (rc < 0)
         return rc;
-    size_t a = strlen(final), b = strlen(rf->rf_tmp_tag);
-    if (a + b >= len)
+    size_t a = strlen(final), k = strlen(kind), t = strlen(rf->rf_tmp_tag);
+    if (a + 1 + k + t >= len)
         return -ENAMETOOLONG;
     memcpy(buf, final, a);
-    memcpy(buf + a, rf->rf_tmp_tag, b + 1);
+    buf[a] = '.';
+    memcpy(buf + a + 1, kind, k);
+    memcpy(buf + a + 1 + k, rf->rf_tmp_tag, t + 1); /* "FINAL.KIND-PID" */
     return 0;
+}
+
+/* Where segment seg is written before the commit renames it into place. */
+static int temp_name(const RelFile *rf, uint32_t seg, char *buf, size_t len)
+{
+    return tagged_name(rf, seg, "tmp", buf, len);
+}
+
+/* A second name for the segment a replacing commit is about to overwrite. */
+static int backup_name(const RelFile *rf, uint32_t seg, char *buf, size_t len)
+{
+    return tagged_name(rf, seg, "old", buf, len);
 }
 
 static int add_fd(RelFile *rf, int fd)
@@ -249,7 +264,7 @@ int relfile_create(RelFile *rf, const char *path, uint32_t seg_blocks, bool repl
                             "exists; use --force to replace it");
     rf->rf_writing = true;
     rf->rf_replace = replace;
-    snprintf(rf->rf_tmp_tag, sizeof(rf->rf_tmp_tag), ".tmp-%ld", (long)getpid());
+    snprintf(rf->rf_tmp_tag, sizeof(rf->rf_tmp_tag), "-%ld", (long)getpid());
     return 0;
 }
 
@@ -321,6 +336,22 @@ static int fsync_dir_of(const char *path)
     return rc;
 }
 
+/*
+ * A commit failed with segments from..nsegs-1 already renamed into place:
+ * put back the old segments they replaced (from their second names), and
+ * remove those that replaced nothing, so the directory is as it was.
+ */
+static void undo_commit(RelFile *rf, uint32_t from)
+{
+    for (uint32_t u = from; u < rf->rf_nsegs; u++) {
+        char final[PATH_MAX], old[PATH_MAX];
+        relfile_segment_name(rf->rf_path, u, final, sizeof(final));
+        backup_name(rf, u, old, sizeof(old));
+        if (!rf->rf_replace || rename(old, final) < 0)
+            unlink(final);
+    }
+}
+
 int relfile_commit(RelFile *rf, HsError *err)
 {
     char tmp[PATH_MAX], final[PATH_MAX];
@@ -337,26 +368,47 @@ int relfile_commit(RelFile *rf, HsError *err)
             goto fail;
         }
     }
-    /* The first segment last: until it is in place, there is no new relation. */
+    /*
+     * The first segment last: until it is in place, there is no new relation.
+     * When replacing, each old segment keeps a second name (a hard link, where
+     * the file system has them) until the whole new relation is in place, so
+     * a rename that fails half-way puts the old relation back as it was
+     * instead of leaving it half old, half new.
+     */
     for (uint32_t s = rf->rf_nsegs; s-- > 0;) {
         temp_name(rf, s, tmp, sizeof(tmp));
         relfile_segment_name(rf->rf_path, s, final, sizeof(final));
         unsigned flags = rf->rf_replace ? 0 : RENAME_NOREPLACE;
+        if (rf->rf_replace) {
+            /* no old segment (ENOENT), or a file system without hard links:
+             * go on without the second name */
+            char old[PATH_MAX];
+            backup_name(rf, s, old, sizeof(old));
+            (void)link(final, old);
+        }
         if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, flags) < 0) {
             int e = errno;
             rc = e == EEXIST ? hs_error_set(err, HS_EEXIST, final, HS_NO_BLOCK,
                                             "exists; use --force to replace it")
                              : hs_error_set(err, -e, final, HS_NO_BLOCK, "rename: %s",
                                             strerror(e));
-            /* undo the segments already moved, so nothing is left behind */
-            for (uint32_t u = s + 1; u < rf->rf_nsegs; u++) {
-                relfile_segment_name(rf->rf_path, u, final, sizeof(final));
-                unlink(final);
+            if (rf->rf_replace) { /* final is still the old segment */
+                char old[PATH_MAX];
+                backup_name(rf, s, old, sizeof(old));
+                unlink(old);
             }
+            undo_commit(rf, s + 1);
             goto fail;
         }
     }
     rf->rf_writing = false;
+    if (rf->rf_replace) {
+        for (uint32_t s = 0; s < rf->rf_nsegs; s++) {
+            char old[PATH_MAX];
+            backup_name(rf, s, old, sizeof(old));
+            unlink(old); /* ENOENT: there was no old segment s */
+        }
+    }
     /* An old relation may have had more segments than the new one. */
     if (rf->rf_replace) {
         for (uint32_t s = rf->rf_nsegs; s < UINT32_MAX; s++) {

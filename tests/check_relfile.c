@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "relfile.h"
@@ -144,6 +145,40 @@ static void write_bytes(const char *path, size_t n)
     fclose(f);
 }
 
+/* A replacing commit whose last rename fails (segment 0's name is taken by
+ * a directory) puts back the old segments it had already replaced. */
+START_TEST(a_replace_that_fails_half_way_puts_the_old_relation_back)
+{
+    const char *path = tu_path("r");
+    write_rel(path, 4, 8, false); /* r: blocks 0-3, r.1: blocks 4-7 */
+    ck_assert_int_eq(unlink(path), 0);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+
+    RelFile rf;
+    HsError err;
+    static unsigned char buf[8 * BLCKSZ];
+    fill(buf, 100, 8);
+    ck_assert_int_eq(relfile_create(&rf, path, 2, true, &err), 0);
+    ck_assert_int_eq(relfile_append(&rf, buf, 8, &err), 0); /* r .. r.3 */
+    ck_assert_int_lt(relfile_commit(&rf, &err), 0);
+    ck_assert_str_eq(err.file, path);
+    ck_assert_str_eq(err.msg, "rename: Is a directory");
+
+    /* the old r.1 as it was, the new r.1 .. r.3 gone, no second names left */
+    ck_assert_str_eq(tu_list_dir(tu_dir), "r\nr.1\n");
+    ck_assert_int_eq(tu_file_size(tu_path("r.1")), 4 * BLCKSZ);
+    size_t len;
+    unsigned char *data = tu_read_file(tu_path("r.1"), &len);
+    for (uint64_t i = 0; i < 4; i++) {
+        uint64_t b;
+        memcpy(&b, data + i * BLCKSZ, 8);
+        ck_assert_uint_eq(b, 4 + i);
+    }
+    free(data);
+    ck_assert_int_eq(rmdir(path), 0);
+}
+END_TEST
+
 START_TEST(not_a_relation)
 {
     RelFile rf;
@@ -184,6 +219,7 @@ static Suite *relfile_suite(void)
     tcase_add_test(tc, exact_multiple_of_segment_has_no_empty_tail);
     tcase_add_test(tc, abort_leaves_nothing);
     tcase_add_test(tc, replace_removes_stale_segments);
+    tcase_add_test(tc, a_replace_that_fails_half_way_puts_the_old_relation_back);
     tcase_add_test(tc, not_a_relation);
     suite_add_tcase(s, tc);
     return s;
