@@ -134,6 +134,29 @@ int cli_parse_size(const char *s, uint64_t *out)
     return 0;
 }
 
+volatile sig_atomic_t cli_stop_signal;
+
+static const int stop_signals[3] = {SIGINT, SIGTERM, SIGHUP};
+
+static void on_stop_signal(int sig)
+{
+    cli_stop_signal = sig;
+}
+
+void cli_catch_stop_signals(CliSignals *saved)
+{
+    struct sigaction sa = {.sa_handler = on_stop_signal};
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++)
+        sigaction(stop_signals[i], &sa, &saved->cs_old[i]);
+}
+
+void cli_restore_stop_signals(const CliSignals *saved)
+{
+    for (int i = 0; i < 3; i++)
+        sigaction(stop_signals[i], &saved->cs_old[i], NULL);
+}
+
 double cli_now(void)
 {
     struct timespec ts;

@@ -7,6 +7,7 @@
 #ifndef HEAPSCAN_CLI_H
 #define HEAPSCAN_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,6 +60,20 @@ int cli_parse_size(const char *s, uint64_t *out);
 
 /* Parse a whole decimal number in [min, max]; -1 if it is not one. */
 int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/*
+ * SIGINT, SIGTERM and SIGHUP for a tool that must clean up first: while
+ * caught, each only records its number in cli_stop_signal (the latest
+ * one received), and the tool checks that between steps.  cli_catch_stop_signals()
+ * saves the actions it replaces in *saved; cli_restore_stop_signals() puts them back.
+ */
+typedef struct CliSignals {
+    struct sigaction cs_old[3];
+} CliSignals;
+
+extern volatile sig_atomic_t cli_stop_signal;
+void cli_catch_stop_signals(CliSignals *saved);
+void cli_restore_stop_signals(const CliSignals *saved);
 
 /* Monotonic seconds. */
 double cli_now(void);

@@ -62,13 +62,6 @@ typedef struct Compare {
     int dd1m; /* the row ratios are taken against */
 } Compare;
 
-static volatile sig_atomic_t got_signal;
-
-static void on_signal(int sig)
-{
-    got_signal = sig;
-}
-
 /* ---- the rows --------------------------------------------------------- */
 
 static int add_row(Compare *c, Row r)
@@ -653,7 +646,7 @@ static int run_all(Compare *c, HsError *err)
     for (int k = 0; k < NCACHE; k++)
         for (int round = 0; round < c->rounds; round++)
             for (int i = 0; i < c->nrows; i++) {
-                if (got_signal)
+                if (cli_stop_signal)
                     return HS_EINTR;
                 progress(c, k, round, &c->rows[i]);
                 int rc = run_row(c, &c->rows[i], k, round, err);
@@ -673,11 +666,8 @@ int compare_main(int argc, char **argv)
     hs_error_clear(&err);
     parse_args(argc, argv, &c);
 
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    CliSignals saved; /* kept to the end: the PostgreSQL cluster must go */
+    cli_catch_stop_signals(&saved);
 
     ensure_table(c.path);
     if ((rc = file_total_bytes(c.path, &c.bytes, &err)) < 0)
@@ -698,11 +688,11 @@ int compare_main(int argc, char **argv)
         goto out;
 out:
     pgpeer_stop(c.pg); /* the cluster goes, whatever happened */
-    if (got_signal) {
+    if (cli_stop_signal) {
         fprintf(stderr, "\n%s: interrupted by SIG%s%s\n", cli_progname,
-                sigabbrev_np(got_signal),
+                sigabbrev_np(cli_stop_signal),
                 c.pg ? "; the PostgreSQL cluster was stopped and removed" : "");
-        status = 128 + got_signal;
+        status = 128 + cli_stop_signal;
     } else if (rc < 0) {
         status = cli_report(&err);
     }

@@ -459,38 +459,28 @@ static void print_record(const Opts *o, const Row *r, bool json)
 /*
  * A signal while a test file is being written must not leave its temporary
  * file behind: while iob_file_ensure() runs, SIGINT, SIGTERM and SIGHUP only
- * set got_signal, which it checks between pieces.  Outside it they kill as
- * usual: a measurement in progress has nothing to clean up.
+ * set cli_stop_signal, which it checks between pieces.  Outside it they kill
+ * as usual: a measurement in progress has nothing to clean up.
  */
-static volatile sig_atomic_t got_signal;
-
-static void on_signal(int sig)
-{
-    got_signal = sig;
-}
-
 static int ensure_file(const char *path, uint64_t size, bool *created, HsError *err)
 {
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-    struct sigaction sa = {.sa_handler = on_signal}, old[3];
-    sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < 3; i++)
-        sigaction(sigs[i], &sa, &old[i]);
-    int rc = iob_file_ensure(path, size, &got_signal, created, err);
-    for (int i = 0; i < 3; i++)
-        sigaction(sigs[i], &old[i], NULL);
-    if (got_signal && rc == 0) /* it came after the file was complete: die of it now */
-        raise(got_signal);
+    CliSignals saved;
+    cli_catch_stop_signals(&saved);
+    int rc = iob_file_ensure(path, size, &cli_stop_signal, created, err);
+    cli_restore_stop_signals(&saved);
+    if (cli_stop_signal &&
+        rc == 0) /* it came after the file was complete: die of it now */
+        raise(cli_stop_signal);
     return rc;
 }
 
 /* cli_report(), or the exit status of the signal that interrupted us. */
 static int report(const HsError *err)
 {
-    if (err->code == HS_EINTR && got_signal) {
+    if (err->code == HS_EINTR && cli_stop_signal) {
         fprintf(stderr, "%s: %s: interrupted by SIG%s; the partial file was removed\n",
-                cli_progname, err->file, sigabbrev_np(got_signal));
-        return 128 + got_signal;
+                cli_progname, err->file, sigabbrev_np(cli_stop_signal));
+        return 128 + cli_stop_signal;
     }
     return cli_report(err);
 }

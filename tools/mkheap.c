@@ -22,13 +22,6 @@
 #define DEFAULT_SIZE (UINT64_C(177) << 20) /* the 1998 seed's 177 MB table */
 #define BATCH_PAGES  128                   /* 1 MiB written per call */
 
-static volatile sig_atomic_t got_signal;
-
-static void on_signal(int sig)
-{
-    got_signal = sig;
-}
-
 static void usage(void)
 {
     printf(
@@ -271,11 +264,8 @@ static bool start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 
 static void install_signals(void)
 {
-    struct sigaction sa = {.sa_handler = on_signal};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    CliSignals saved; /* never restored: the table is ours until exit */
+    cli_catch_stop_signals(&saved);
     /* Past RLIMIT_FSIZE, write() must fail with EFBIG instead of killing us. */
     signal(SIGXFSZ, SIG_IGN);
 }
@@ -333,7 +323,7 @@ int main(int argc, char **argv)
     cli_progress_start(&prog, o.quiet, pages, BLCKSZ, "pages");
     double t0 = cli_now();
     uint64_t since_writeback = 0;
-    for (uint64_t blk = 0; blk < pages && rc == 0 && !got_signal;) {
+    for (uint64_t blk = 0; blk < pages && rc == 0 && !cli_stop_signal;) {
         uint32_t n = pages - blk < BATCH_PAGES ? (uint32_t)(pages - blk) : BATCH_PAGES;
         uint32_t mine = have_helper ? n / 2 : n;
         if (mine < n) {
@@ -371,7 +361,7 @@ int main(int argc, char **argv)
     }
     free(buf);
     bool committed = false;
-    if (rc == 0 && !got_signal) {
+    if (rc == 0 && !cli_stop_signal) {
         rc = relfile_commit(&rf, &err);
         committed = rc == 0;
     } else {
@@ -380,15 +370,15 @@ int main(int argc, char **argv)
     cli_progress_end(&prog);
 
     /* a signal that came after the commit is too late: the table stands */
-    if (got_signal && !committed && rc == 0) {
+    if (cli_stop_signal && !committed && rc == 0) {
         fprintf(stderr, "%s: %s: interrupted by SIG%s; nothing was written\n",
-                cli_progname, o.path, sigabbrev_np(got_signal));
-        return 128 + got_signal;
+                cli_progname, o.path, sigabbrev_np(cli_stop_signal));
+        return 128 + cli_stop_signal;
     }
     if (rc < 0) {
         int status = cli_report(&err);
-        if (got_signal)
-            return 128 + got_signal;
+        if (cli_stop_signal)
+            return 128 + cli_stop_signal;
         return status;
     }
 
