@@ -336,25 +336,72 @@ static int fsync_dir_of(const char *path)
     return rc;
 }
 
+/* Remove the second names keep_old_segments() made. */
+static void drop_old_segments(RelFile *rf, const bool *kept)
+{
+    for (uint32_t s = 0; s < rf->rf_nsegs; s++) {
+        char old[PATH_MAX];
+        if (kept[s] && backup_name(rf, s, old, sizeof(old)) == 0)
+            unlink(old);
+    }
+}
+
 /*
- * A commit failed with segments from..nsegs-1 already renamed into place:
- * put back the old segments they replaced (from their second names), and
- * remove those that replaced nothing, so the directory is as it was.
+ * Give each existing segment that a replacing commit will overwrite a second
+ * name (a hard link), recording in kept[] which ones had an old segment.  Any
+ * failure but "no such segment" is an error before anything is renamed: an
+ * old segment that cannot be kept is not replaced.
  */
-static void undo_commit(RelFile *rf, uint32_t from)
+static int keep_old_segments(RelFile *rf, bool *kept, HsError *err)
+{
+    for (uint32_t s = 0; s < rf->rf_nsegs; s++) {
+        char final[PATH_MAX], old[PATH_MAX];
+        relfile_segment_name(rf->rf_path, s, final, sizeof(final));
+        backup_name(rf, s, old, sizeof(old));
+        if (link(final, old) == 0) {
+            kept[s] = true;
+        } else if (errno != ENOENT) {
+            int rc = hs_error_set(err, -errno, old, HS_NO_BLOCK,
+                                  "cannot keep the old segment while replacing it: "
+                                  "link: %s",
+                                  strerror(errno));
+            drop_old_segments(rf, kept);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/*
+ * A rename failed with segments from..nsegs-1 already in place: put back the
+ * old segments they replaced and remove those that replaced nothing, so the
+ * directory is as it was.  An old segment that cannot be put back is named
+ * in the error: its second name is then its only one.
+ */
+static void undo_commit(RelFile *rf, uint32_t from, bool *kept, HsError *err)
 {
     for (uint32_t u = from; u < rf->rf_nsegs; u++) {
         char final[PATH_MAX], old[PATH_MAX];
         relfile_segment_name(rf->rf_path, u, final, sizeof(final));
         backup_name(rf, u, old, sizeof(old));
-        if (!rf->rf_replace || rename(old, final) < 0)
+        if (!kept[u]) {
             unlink(final);
+        } else if (rename(old, final) == 0) {
+            kept[u] = false;
+        } else {
+            size_t n = strlen(err->msg);
+            snprintf(err->msg + n, sizeof(err->msg) - n, "; the old %s is left as %s",
+                     final, old);
+            kept[u] = false; /* the only copy: not to be dropped */
+        }
     }
+    drop_old_segments(rf, kept);
 }
 
 int relfile_commit(RelFile *rf, HsError *err)
 {
     char tmp[PATH_MAX], final[PATH_MAX];
+    bool *kept = NULL;
     int rc = 0;
 
     if (rf->rf_nsegs == 0 && (rc = open_next_segment(rf, err)) < 0)
@@ -369,46 +416,34 @@ int relfile_commit(RelFile *rf, HsError *err)
         }
     }
     /*
-     * The first segment last: until it is in place, there is no new relation.
-     * When replacing, each old segment keeps a second name (a hard link, where
-     * the file system has them) until the whole new relation is in place, so
-     * a rename that fails half-way puts the old relation back as it was
-     * instead of leaving it half old, half new.
+     * When replacing, each old segment keeps a second name until the whole
+     * new relation is in place, so a rename that fails half-way puts the old
+     * relation back as it was instead of leaving it half old, half new.
      */
+    if ((kept = calloc(rf->rf_nsegs, sizeof(bool))) == NULL) {
+        rc = hs_error_set(err, -ENOMEM, rf->rf_path, HS_NO_BLOCK, "out of memory");
+        goto fail;
+    }
+    if (rf->rf_replace && (rc = keep_old_segments(rf, kept, err)) < 0)
+        goto fail;
+    /* The first segment last: until it is in place, there is no new relation. */
     for (uint32_t s = rf->rf_nsegs; s-- > 0;) {
         temp_name(rf, s, tmp, sizeof(tmp));
         relfile_segment_name(rf->rf_path, s, final, sizeof(final));
         unsigned flags = rf->rf_replace ? 0 : RENAME_NOREPLACE;
-        if (rf->rf_replace) {
-            /* no old segment (ENOENT), or a file system without hard links:
-             * go on without the second name */
-            char old[PATH_MAX];
-            backup_name(rf, s, old, sizeof(old));
-            (void)link(final, old);
-        }
         if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, flags) < 0) {
             int e = errno;
             rc = e == EEXIST ? hs_error_set(err, HS_EEXIST, final, HS_NO_BLOCK,
                                             "exists; use --force to replace it")
                              : hs_error_set(err, -e, final, HS_NO_BLOCK, "rename: %s",
                                             strerror(e));
-            if (rf->rf_replace) { /* final is still the old segment */
-                char old[PATH_MAX];
-                backup_name(rf, s, old, sizeof(old));
-                unlink(old);
-            }
-            undo_commit(rf, s + 1);
+            undo_commit(rf, s + 1, kept, err);
             goto fail;
         }
     }
     rf->rf_writing = false;
-    if (rf->rf_replace) {
-        for (uint32_t s = 0; s < rf->rf_nsegs; s++) {
-            char old[PATH_MAX];
-            backup_name(rf, s, old, sizeof(old));
-            unlink(old); /* ENOENT: there was no old segment s */
-        }
-    }
+    drop_old_segments(rf, kept);
+    free(kept);
     /* An old relation may have had more segments than the new one. */
     if (rf->rf_replace) {
         for (uint32_t s = rf->rf_nsegs; s < UINT32_MAX; s++) {
@@ -424,6 +459,7 @@ int relfile_commit(RelFile *rf, HsError *err)
     return rc;
 
 fail:
+    free(kept);
     relfile_abort(rf);
     return rc;
 }

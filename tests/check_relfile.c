@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "relfile.h"
@@ -145,37 +145,156 @@ static void write_bytes(const char *path, size_t n)
     fclose(f);
 }
 
-/* A replacing commit whose last rename fails (segment 0's name is taken by
- * a directory) puts back the old segments it had already replaced. */
+/*
+ * Fault injection: check_relfile is linked with -Wl,--wrap for these, so
+ * relfile.c's calls come here first.  Zero means "do not interfere".
+ */
+ssize_t __real_preadv64(int fd, const struct iovec *iov, int n, off_t off);
+ssize_t __wrap_preadv64(int fd, const struct iovec *iov, int n, off_t off);
+int __real_renameat2(int odir, const char *from, int ndir, const char *to,
+                     unsigned flags);
+int __wrap_renameat2(int odir, const char *from, int ndir, const char *to,
+                     unsigned flags);
+int __real_link(const char *from, const char *to);
+int __wrap_link(const char *from, const char *to);
+
+static size_t preadv_cap;        /* a preadv returns at most this many bytes */
+static int rename_fails_at;      /* the Nth renameat2 fails with EIO */
+static int link_fails_at, nlink; /* the Nth link fails with EPERM */
+static int nrename;
+
+ssize_t __wrap_preadv64(int fd, const struct iovec *iov, int n, off_t off)
+{
+    if (preadv_cap == 0)
+        return __real_preadv64(fd, iov, n, off);
+    struct iovec cut[64];
+    size_t left = preadv_cap;
+    int m = 0;
+    for (; m < n && m < 64 && left > 0; m++) {
+        cut[m] = iov[m];
+        if (cut[m].iov_len > left)
+            cut[m].iov_len = left;
+        left -= cut[m].iov_len;
+    }
+    return __real_preadv64(fd, cut, m, off);
+}
+
+int __wrap_renameat2(int odir, const char *from, int ndir, const char *to,
+                     unsigned flags)
+{
+    if (++nrename == rename_fails_at) {
+        errno = EIO;
+        return -1;
+    }
+    return __real_renameat2(odir, from, ndir, to, flags);
+}
+
+int __wrap_link(const char *from, const char *to)
+{
+    if (++nlink == link_fails_at) {
+        errno = EPERM;
+        return -1;
+    }
+    return __real_link(from, to);
+}
+
+/* Segment files of path hold blocks first, first+1, ... from fill(). */
+static void assert_blocks(const char *seg, uint64_t first, uint32_t n)
+{
+    size_t len;
+    unsigned char *data = tu_read_file(seg, &len);
+    ck_assert_ptr_nonnull(data);
+    ck_assert_uint_eq(len, (size_t)n * BLCKSZ);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t b;
+        memcpy(&b, data + (size_t)i * BLCKSZ, 8);
+        ck_assert_uint_eq(b, first + i);
+    }
+    free(data);
+}
+
+/* Replace r (blocks 0-7, two a segment) with blocks 100-105; *err is the
+ * commit's error. */
+static int replace_with_six(const char *path, HsError *err)
+{
+    RelFile rf;
+    static unsigned char buf[6 * BLCKSZ];
+    fill(buf, 100, 6);
+    nrename = nlink = 0; /* the counts start here */
+    ck_assert_int_eq(relfile_create(&rf, path, 2, true, err), 0);
+    ck_assert_int_eq(relfile_append(&rf, buf, 6, err), 0);
+    return relfile_commit(&rf, err);
+}
+
+/* The renames go r.2, r.1, r: the second failing, r.2 was already replaced
+ * and must come back; r.3, which the new table lacks, is untouched. */
 START_TEST(a_replace_that_fails_half_way_puts_the_old_relation_back)
 {
     const char *path = tu_path("r");
-    write_rel(path, 4, 8, false); /* r: blocks 0-3, r.1: blocks 4-7 */
-    ck_assert_int_eq(unlink(path), 0);
-    ck_assert_int_eq(mkdir(path, 0755), 0);
+    write_rel(path, 2, 8, false);
+    HsError err;
+    rename_fails_at = 2;
+    ck_assert_int_lt(replace_with_six(path, &err), 0);
+    ck_assert_str_eq(err.file, tu_path("r.1"));
+    ck_assert_str_eq(err.msg, "rename: Input/output error");
+    ck_assert_str_eq(tu_list_dir(tu_dir), "r\nr.1\nr.2\nr.3\n");
+    assert_blocks(tu_path("r"), 0, 2);
+    assert_blocks(tu_path("r.1"), 2, 2);
+    assert_blocks(tu_path("r.2"), 4, 2);
+    assert_blocks(tu_path("r.3"), 6, 2);
 
+    /* and when nothing fails: the new table, r.3 gone, no second names */
+    rename_fails_at = 0;
+    ck_assert_msg(replace_with_six(path, &err) == 0, "%s", err.msg);
+    ck_assert_str_eq(tu_list_dir(tu_dir), "r\nr.1\nr.2\n");
+    assert_blocks(tu_path("r.2"), 104, 2);
+}
+END_TEST
+
+/* An old segment that cannot be given a second name is not replaced:
+ * the commit fails before any rename. */
+START_TEST(a_segment_that_cannot_be_kept_is_not_replaced)
+{
+    const char *path = tu_path("r");
+    write_rel(path, 2, 8, false);
+    HsError err;
+    link_fails_at = 2; /* r.1 */
+    ck_assert_int_lt(replace_with_six(path, &err), 0);
+    ck_assert_uint_eq(nrename, 0);
+    ck_assert_ptr_nonnull(strstr(err.file, "/r.1.old-"));
+    ck_assert_str_eq(err.msg, "cannot keep the old segment while replacing it: link: "
+                              "Operation not permitted");
+    ck_assert_str_eq(tu_list_dir(tu_dir), "r\nr.1\nr.2\nr.3\n");
+    assert_blocks(tu_path("r"), 0, 2);
+    assert_blocks(tu_path("r.1"), 2, 2);
+}
+END_TEST
+
+/* preadv may return less than asked: the read resumes mid-iovec, and merged
+ * iovecs resume the same way. */
+START_TEST(short_reads_resume_where_they_stopped)
+{
+    const char *path = tu_path("r");
+    write_rel(path, 8, 20, false);
     RelFile rf;
     HsError err;
-    static unsigned char buf[8 * BLCKSZ];
-    fill(buf, 100, 8);
-    ck_assert_int_eq(relfile_create(&rf, path, 2, true, &err), 0);
-    ck_assert_int_eq(relfile_append(&rf, buf, 8, &err), 0); /* r .. r.3 */
-    ck_assert_int_lt(relfile_commit(&rf, &err), 0);
-    ck_assert_str_eq(err.file, path);
-    ck_assert_str_eq(err.msg, "rename: Is a directory");
-
-    /* the old r.1 as it was, the new r.1 .. r.3 gone, no second names left */
-    ck_assert_str_eq(tu_list_dir(tu_dir), "r\nr.1\n");
-    ck_assert_int_eq(tu_file_size(tu_path("r.1")), 4 * BLCKSZ);
-    size_t len;
-    unsigned char *data = tu_read_file(tu_path("r.1"), &len);
-    for (uint64_t i = 0; i < 4; i++) {
+    static unsigned char buf[10 * BLCKSZ];
+    const int slot[10] = {3, 4, 5, 0, 1, 9, 8, 2, 6, 7};
+    void *frames[10];
+    for (int i = 0; i < 10; i++)
+        frames[i] = buf + (size_t)slot[i] * BLCKSZ;
+    ck_assert_int_eq(relfile_open(&rf, path, 8, &err), 0);
+    uint32_t calls;
+    preadv_cap = 5000;
+    ck_assert_int_eq(relfile_readv(&rf, 4, 10, frames, &calls, &err), 0);
+    ck_assert_uint_eq(calls, 7 + 10); /* 4 pages in r, 6 in r.1, 5000 B a call */
+    for (int i = 0; i < 10; i++) {
         uint64_t b;
-        memcpy(&b, data + i * BLCKSZ, 8);
-        ck_assert_uint_eq(b, 4 + i);
+        memcpy(&b, frames[i], 8);
+        ck_assert_uint_eq(b, 4 + (uint64_t)i);
+        ck_assert_uint_eq(((unsigned char *)frames[i])[BLCKSZ - 1], 0xab);
     }
-    free(data);
-    ck_assert_int_eq(rmdir(path), 0);
+    relfile_close(&rf);
 }
 END_TEST
 
@@ -220,6 +339,8 @@ static Suite *relfile_suite(void)
     tcase_add_test(tc, abort_leaves_nothing);
     tcase_add_test(tc, replace_removes_stale_segments);
     tcase_add_test(tc, a_replace_that_fails_half_way_puts_the_old_relation_back);
+    tcase_add_test(tc, a_segment_that_cannot_be_kept_is_not_replaced);
+    tcase_add_test(tc, short_reads_resume_where_they_stopped);
     tcase_add_test(tc, not_a_relation);
     suite_add_tcase(s, tc);
     return s;
