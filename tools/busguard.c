@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 static const BusGuard *volatile active;
+static struct sigaction before; /* the action busguard_run() replaced */
 static sigjmp_buf guard_env;
 static volatile uint64_t fault_where;
 static volatile sig_atomic_t fault_located;
@@ -16,9 +17,12 @@ static void on_sigbus(int sig, siginfo_t *si, void *ctx)
 {
     (void)ctx;
     const BusGuard *g = active;
-    if (g == NULL) { /* not ours: die of it as we would have */
-        signal(sig, SIG_DFL);
-        raise(sig);
+    /* not ours (no guarded work, or sent by kill()): the action we replaced
+     * takes it, on return (the fault repeats) or at once (it is pending) */
+    if (g == NULL || si->si_code <= 0) {
+        sigaction(sig, &before, NULL);
+        if (si->si_code <= 0)
+            raise(sig);
         return;
     }
     uint64_t where = 0;
@@ -28,11 +32,14 @@ static void on_sigbus(int sig, siginfo_t *si, void *ctx)
     siglongjmp(guard_env, 1);
 }
 
-int busguard_run(const BusGuard *g, bool *located, uint64_t *where, HsError *err)
+/* noinline: the work's state must stay the caller's, never a local of the
+ * function that calls sigsetjmp() (whose locals a longjmp may clobber). */
+__attribute__((noinline)) int busguard_run(const BusGuard *g, bool *located,
+                                           uint64_t *where, HsError *err)
 {
-    struct sigaction sa = {.sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO}, old;
+    struct sigaction sa = {.sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO};
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGBUS, &sa, &old);
+    sigaction(SIGBUS, &sa, &before);
     *located = false;
     *where = 0;
 
@@ -46,6 +53,6 @@ int busguard_run(const BusGuard *g, bool *located, uint64_t *where, HsError *err
         *where = fault_where;
     }
     active = NULL;
-    sigaction(SIGBUS, &old, NULL);
+    sigaction(SIGBUS, &before, NULL);
     return rc;
 }

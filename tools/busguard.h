@@ -7,8 +7,9 @@
  * runs and returns BUSGUARD_FAULT instead, with where the faulting address
  * lies in the file if the caller can say.  The work is abandoned mid-way
  * (siglongjmp), so whatever it must release belongs in its argument, not in
- * its locals.  One guard at a time per process: the tools are single-threaded
- * where they map files.
+ * its locals, and what bg_locate reads must be stored before the access
+ * that may fault (a signal fence after storing it).  One guard at a time per process:
+ * the tools are single-threaded where they map files.
  */
 #ifndef HEAPSCAN_BUSGUARD_H
 #define HEAPSCAN_BUSGUARD_H
@@ -37,8 +38,8 @@ typedef struct BusGuard {
  * Run g->bg_work(g->bg_arg, err) with SIGBUS caught.  Returns the work's
  * result, or BUSGUARD_FAULT after a SIGBUS, with *located true and *where
  * set if bg_locate placed the address.  The previous SIGBUS action is
- * restored either way.  A SIGBUS outside any guarded work is left to kill
- * the process, as it would have.
+ * restored either way.  A SIGBUS sent by kill() goes to that previous
+ * action, as it would have.
  */
 int busguard_run(const BusGuard *g, bool *located, uint64_t *where, HsError *err);
 

@@ -147,8 +147,12 @@ void cli_catch_stop_signals(CliSignals *saved)
 {
     struct sigaction sa = {.sa_handler = on_stop_signal};
     sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < 3; i++)
+    cli_stop_signal = 0;
+    for (int i = 0; i < 3; i++) {
         sigaction(stop_signals[i], &sa, &saved->cs_old[i]);
+        if (saved->cs_old[i].sa_handler == SIG_IGN) /* nohup: stays ignored */
+            sigaction(stop_signals[i], &saved->cs_old[i], NULL);
+    }
 }
 
 void cli_restore_stop_signals(const CliSignals *saved)

@@ -64,7 +64,8 @@ int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /*
  * SIGINT, SIGTERM and SIGHUP for a tool that must clean up first: while
  * caught, each only records its number in cli_stop_signal (the latest
- * one received), and the tool checks that between steps.  cli_catch_stop_signals()
+ * one received), and the tool checks that between steps.  A signal that
+ * was ignored (nohup) stays ignored.  cli_catch_stop_signals()
  * saves the actions it replaces in *saved; cli_restore_stop_signals() puts them back.
  */
 typedef struct CliSignals {

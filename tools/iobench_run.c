@@ -359,11 +359,13 @@ static int run_pages(const IobConfig *cfg, IobResult *res, HsError *err)
     if ((rc = bufmgr_open(&pr.pr_bm, cfg->ic_path, &o, err)) < 0)
         return rc;
     rc = busguard_run(&guard, &located, &blkno, err);
-    if (rc == BUSGUARD_FAULT)
-        rc = hs_error_set(err, -EFAULT, cfg->ic_path,
-                          located ? (int64_t)blkno : HS_NO_BLOCK,
+    if (rc == BUSGUARD_FAULT && located)
+        rc = hs_error_set(err, -EFAULT, cfg->ic_path, (int64_t)blkno,
                           "SIGBUS reading the mapped page: the file shrank under "
                           "the mapping");
+    else if (rc == BUSGUARD_FAULT)
+        rc = hs_error_set(err, -EFAULT, cfg->ic_path, HS_NO_BLOCK,
+                          "SIGBUS outside any mapped page during the run");
     res->ir_buf = *bufmgr_stats(pr.pr_bm);
     bufmgr_close(pr.pr_bm);
     measure_stop(&ms, &res->ir_m);
@@ -404,7 +406,8 @@ int iob_run(const IobConfig *cfg, IobResult *res, HsError *err)
             uint64_t at;
             rc = busguard_run(&guard, &located, &at, err);
             if (rc == BUSGUARD_FAULT)
-                rc = located ? hs_error_set(err, -EFAULT, cfg->ic_path, HS_NO_BLOCK,
+                rc = located ? hs_error_set(err, -EFAULT, cfg->ic_path,
+                                            (int64_t)(at / cfg->ic_block),
                                             "SIGBUS at byte %llu: the file shrank "
                                             "under the mapping",
                                             (unsigned long long)at)

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -224,6 +225,7 @@ static int map_walk(void *arg, HsError *err)
                                 strerror(errno));
         w->mw_len = len;
         w->mw_p = p;
+        atomic_signal_fence(memory_order_seq_cst); /* map_locate() sees them */
         w->mw_r->rr_calls++;
         if (w->mw_after_map)
             w->mw_after_map(w->mw_name, w->mw_arg);
