@@ -69,9 +69,11 @@ struct BufMgr {
     uint64_t bm_scan_start, bm_scan_end; /* the hinted sequential range */
     PageIOWorker *bm_worker;             /* reads ahead, or NULL */
     uint64_t bm_ahead_next;              /* the next block to read ahead */
-    uint64_t bm_flight_blk;              /* the request in flight: first block, */
-    uint32_t bm_flight_n;                /* ... pages, */
-    int32_t bm_flight_fr[BUFMGR_MAX_IO_COMBINE / BLCKSZ]; /* ... and frames */
+    struct {
+        uint32_t n;                                 /* pages */
+        int32_t fr[BUFMGR_MAX_IO_COMBINE / BLCKSZ]; /* and their frames */
+    } bm_flight[PAGEIO_QUEUE]; /* the worker's requests, oldest at bm_flight_head */
+    uint32_t bm_flight_head, bm_nflights;
 
     /* mmap access */
     MapSlot bm_slots[BM_MAX_WINDOWS];
@@ -310,25 +312,28 @@ static int read_in(BufMgr *bm, uint64_t blkno, int32_t *frame, HsError *err)
     return 0;
 }
 
-/* Wait for the worker's request and make its frames ordinary ones. */
+/* Wait for the worker's oldest request and make its frames ordinary ones. */
 static int finish_flight(BufMgr *bm, HsError *err)
 {
     uint32_t calls = 0;
     int rc = pageio_worker_wait(bm->bm_worker, &calls, err);
-    finish_frames(bm, bm->bm_flight_n, bm->bm_flight_fr, rc, calls, -1);
-    bm->bm_flight_n = 0;
+    uint32_t h = bm->bm_flight_head;
+    finish_frames(bm, bm->bm_flight[h].n, bm->bm_flight[h].fr, rc, calls, -1);
+    bm->bm_flight_head = (h + 1) % PAGEIO_QUEUE;
+    bm->bm_nflights--;
     return rc;
 }
 
 /*
  * Within a hinted scan, when less than a batch lies read ahead of blkno,
- * hand the next batch to the worker.  Only one request is in flight, and
- * only when the ring holds two batches, so read-ahead never evicts pages it
- * read itself before they are used.
+ * hand the next batch to the worker: then at most one batch ahead of blkno
+ * is unused or in flight besides the new one, so with a ring of two batches
+ * read-ahead never evicts pages it read itself before they are used.  That
+ * batch may still be in flight: the new one is queued behind it.
  */
 static void read_ahead(BufMgr *bm, uint64_t blkno)
 {
-    if (bm->bm_worker == NULL || pageio_worker_busy(bm->bm_worker) ||
+    if (bm->bm_worker == NULL || bm->bm_nflights == PAGEIO_QUEUE ||
         blkno < bm->bm_scan_start || blkno >= bm->bm_scan_end)
         return;
     if (bm->bm_ring != NULL && bm->bm_ring_size < 2 * bm->bm_combine)
@@ -343,12 +348,13 @@ static void read_ahead(BufMgr *bm, uint64_t blkno)
         return;
 
     void *pages[BUFMGR_MAX_IO_COMBINE / BLCKSZ];
-    uint32_t n = claim_frames(bm, start, bm->bm_scan_end, bm->bm_flight_fr, pages);
+    uint32_t t = (bm->bm_flight_head + bm->bm_nflights) % PAGEIO_QUEUE;
+    uint32_t n = claim_frames(bm, start, bm->bm_scan_end, bm->bm_flight[t].fr, pages);
     if (n == 0)
         return;
-    enter_frames(bm, start, n, bm->bm_flight_fr, BD_IN_FLIGHT);
-    bm->bm_flight_blk = start;
-    bm->bm_flight_n = n;
+    enter_frames(bm, start, n, bm->bm_flight[t].fr, BD_IN_FLIGHT);
+    bm->bm_flight[t].n = n;
+    bm->bm_nflights++;
     bm->bm_ahead_next = start + n;
     pageio_worker_submit(bm->bm_worker, start, n, pages);
 }
@@ -361,20 +367,22 @@ static int read_read(BufMgr *bm, uint64_t blkno, Buffer *buf, const void **page,
         return rc;
     int32_t f = hash_lookup(bm, blkno);
     if (f >= 0 && (bm->bm_desc[f].bd_flags & BD_IN_FLIGHT)) {
-        if ((rc = finish_flight(bm, err)) < 0)
-            return rc;
+        /* queue the next batch first, so the worker goes on without a pause */
+        read_ahead(bm, blkno);
+        while (bm->bm_desc[f].bd_flags & BD_IN_FLIGHT)
+            if ((rc = finish_flight(bm, err)) < 0)
+                return rc;
     }
     if (f >= 0) {
-        if (bm->bm_desc[f].bd_flags & BD_PREFETCHED) {
+        if (bm->bm_desc[f].bd_flags & BD_PREFETCHED)
             bm->bm_desc[f].bd_flags &= (uint8_t)~BD_PREFETCHED; /* counted as read */
-        } else {
+        else
             bm->bm_stats.bs_hits++;
-            /* a page kept in the pool may have left the CPU caches long ago */
-            int32_t next =
-                blkno + 1 < bm->bm_scan_end ? hash_lookup(bm, blkno + 1) : -1;
-            if (next >= 0)
-                prefetch_page(frame_page(bm, next));
-        }
+        /* a page kept in the pool may have left the CPU caches long ago, and
+         * one the worker read is in the other core's */
+        int32_t next = blkno + 1 < bm->bm_scan_end ? hash_lookup(bm, blkno + 1) : -1;
+        if (next >= 0 && !(bm->bm_desc[next].bd_flags & BD_IN_FLIGHT))
+            prefetch_page(frame_page(bm, next));
     } else if ((rc = read_in(bm, blkno, &f, err)) < 0) {
         return rc;
     }
@@ -567,9 +575,9 @@ static int open_read(BufMgr *bm, HsError *err)
                                 "out of memory");
         memset(bm->bm_ring, 0xff, bm->bm_ring_size * sizeof(int32_t));
     }
-    /* auto: a worker when pages are verified and there is a second CPU for it */
+    /* auto: a worker when there is a second CPU for it (see pageio.c) */
     if (o->bo_io_workers > 0 || (o->bo_io_workers == BUFMGR_IO_WORKERS_AUTO &&
-                                 o->bo_verify && sysconf(_SC_NPROCESSORS_ONLN) > 1))
+                                 sysconf(_SC_NPROCESSORS_ONLN) > 1))
         bm->bm_worker = pageio_worker_start(&bm->bm_rel); /* none: read in line */
     bm->bm_methods = &read_methods;
     return 0;

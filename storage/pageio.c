@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #define BUFMGR_IO_MAX_PAGES 128 /* the most pages one worker request holds (1 MiB) */
 
@@ -58,38 +59,51 @@ void pageio_unmap(PageIOWindow *w)
 /* ---- the I/O worker ------------------------------------------------------ */
 
 /*
- * Handing a request over and back must cost less than the copy it overlaps:
- * a condition-variable wake-up takes tens of microseconds on a virtual
- * machine, about as long as reading the batch.  So both sides first spin on
- * the request's state for a while (a batch takes ~50 us to scan) and only
- * then sleep; the lock is taken only to sleep or to wake a sleeper.  The
- * spin yields the CPU every 64 turns: when another process holds the other
- * core, a pure spin waits for a thread that cannot run (measured: 480 ms
- * instead of 50 for the default table with one busy process beside it; with
- * the yields, 120 ms, against 86 ms without a worker at all).
+ * Handing a request over and back must cost less than the copy it overlaps
+ * (a 128 KiB batch is 8-20 us of copying here).  A condition-variable
+ * wake-up takes tens of microseconds on a virtual machine, and so does a
+ * sched_yield() that is not needed (a system call, ~2 us here, and the
+ * moment the other side is ready may be missed meanwhile).  So a waiter
+ * spins with the CPU's pause hint, long enough to cover a batch (SPIN_NS).
+ * But when another process holds the other core, a pure spin waits for a
+ * thread that cannot run (measured: 480 ms instead of 50 for the default
+ * table with one busy process beside it): a wait that outlasts SPIN_NS
+ * makes that side yield every 64 turns from the start for its next
+ * CONTENDED_WAITS waits (113 ms against 111 ms without a worker, with a
+ * busy process beside it).  After YIELD_NS of waiting it sleeps.  The
+ * publisher takes the lock only when the other side said it sleeps.
  */
-#define SPINS 20000
+#define SPIN_NS         50000
+#define YIELD_NS        1000000
+#define CONTENDED_WAITS 256
 
 enum { W_IDLE, W_SUBMITTED, W_DONE };
+
+/* One request: its hand-over state, what to read, and how it went. */
+typedef struct PageIOReq {
+    _Atomic int pr_state; /* W_* */
+    uint64_t pr_blkno;
+    uint32_t pr_n;
+    void *pr_frames[BUFMGR_IO_MAX_PAGES];
+    int pr_rc;
+    uint32_t pr_calls;
+    HsError pr_err;
+} PageIOReq;
 
 struct PageIOWorker {
     RelFile *pw_rel;
     pthread_t pw_thread;
     pthread_mutex_t pw_lock;
     pthread_cond_t pw_cond; /* a sleeper waits here */
-    _Atomic int pw_state;   /* W_*: the request's hand-over */
     _Atomic bool pw_stop;
-    bool pw_worker_sleeps; /* under pw_lock */
-    bool pw_owner_sleeps;  /* under pw_lock */
-    bool pw_outstanding;   /* owner's own: submitted and not yet waited for */
-    /* the request */
-    uint64_t pw_blkno;
-    uint32_t pw_n;
-    void *pw_frames[BUFMGR_IO_MAX_PAGES];
-    /* its result */
-    int pw_rc;
-    uint32_t pw_calls;
-    HsError pw_err;
+    _Atomic bool pw_worker_sleeps; /* set under pw_lock, read without */
+    _Atomic bool pw_owner_sleeps;
+    unsigned pw_worker_contended; /* waits left to yield early in, each side's */
+    unsigned pw_owner_contended;
+    unsigned pw_submitted, pw_waited; /* the owner's counts of requests */
+    /* taken in turn by both sides, so the worker goes from one straight on to
+     * the next when the owner queued it in time */
+    PageIOReq pw_req[PAGEIO_QUEUE];
 };
 
 static inline void cpu_relax(void)
@@ -99,47 +113,83 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* Spin, then sleep, until the state is want (or the worker is told to stop). */
-static void await_state(PageIOWorker *w, int want, bool *sleeps)
+static uint64_t now_ns(void)
 {
-    for (int i = 0; i < SPINS; i++) {
-        if (atomic_load_explicit(&w->pw_state, memory_order_acquire) == want ||
-            atomic_load_explicit(&w->pw_stop, memory_order_relaxed))
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline bool reached(PageIOWorker *w, _Atomic int *state, int want)
+{
+    return atomic_load_explicit(state, memory_order_acquire) == want ||
+           atomic_load_explicit(&w->pw_stop, memory_order_relaxed);
+}
+
+/* Spin, spin and yield, then sleep, until *state is want (or the worker is
+ * told to stop).  *contended: waits left in which to yield at once. */
+static void await_state(PageIOWorker *w, _Atomic int *state, int want,
+                        _Atomic bool *sleeps, unsigned *contended)
+{
+    uint64_t start = 0;
+    bool yield_now = *contended > 0;
+    if (yield_now)
+        (*contended)--;
+    for (unsigned i = 0;; i++) {
+        if (reached(w, state, want))
             return;
-        if (i % 64 == 63)
-            sched_yield(); /* let the other side run if it shares this core */
-        else
+        if (i % 64 != 63) {
             cpu_relax();
+            continue;
+        }
+        uint64_t t = now_ns();
+        if (start == 0)
+            start = t;
+        if (t - start > YIELD_NS)
+            break;
+        if (!yield_now && t - start > SPIN_NS) {
+            yield_now = true; /* the other side is not running: */
+            *contended = CONTENDED_WAITS;
+        }
+        if (yield_now)
+            sched_yield(); /* let it run if it shares this core */
     }
     pthread_mutex_lock(&w->pw_lock);
-    while (atomic_load(&w->pw_state) != want && !atomic_load(&w->pw_stop)) {
-        *sleeps = true;
+    atomic_store(sleeps, true); /* then the state: see publish_state() */
+    while (atomic_load(state) != want && !atomic_load(&w->pw_stop))
         pthread_cond_wait(&w->pw_cond, &w->pw_lock);
-    }
-    *sleeps = false;
+    atomic_store(sleeps, false);
     pthread_mutex_unlock(&w->pw_lock);
 }
 
-/* Set the state and wake the other side if it went to sleep. */
-static void publish_state(PageIOWorker *w, int state, const bool *other_sleeps)
+/*
+ * Set *state and wake the other side if it went to sleep.  Both stores and
+ * loads are sequentially consistent: either this load sees the sleeper's
+ * flag, or the sleeper's later load sees this state.
+ */
+static void publish_state(PageIOWorker *w, _Atomic int *state, int value,
+                          _Atomic bool *other_sleeps)
 {
-    atomic_store_explicit(&w->pw_state, state, memory_order_release);
-    pthread_mutex_lock(&w->pw_lock);
-    if (*other_sleeps)
+    atomic_store(state, value);
+    if (atomic_load(other_sleeps)) {
+        pthread_mutex_lock(&w->pw_lock);
         pthread_cond_broadcast(&w->pw_cond);
-    pthread_mutex_unlock(&w->pw_lock);
+        pthread_mutex_unlock(&w->pw_lock);
+    }
 }
 
 static void *worker_main(void *arg)
 {
     PageIOWorker *w = arg;
-    for (;;) {
-        await_state(w, W_SUBMITTED, &w->pw_worker_sleeps);
+    for (unsigned k = 0;; k++) {
+        PageIOReq *r = &w->pw_req[k % PAGEIO_QUEUE];
+        await_state(w, &r->pr_state, W_SUBMITTED, &w->pw_worker_sleeps,
+                    &w->pw_worker_contended);
         if (atomic_load(&w->pw_stop))
             return NULL;
-        w->pw_rc = relfile_readv(w->pw_rel, w->pw_blkno, w->pw_n, w->pw_frames,
-                                 &w->pw_calls, &w->pw_err);
-        publish_state(w, W_DONE, &w->pw_owner_sleeps);
+        r->pr_rc = relfile_readv(w->pw_rel, r->pr_blkno, r->pr_n, r->pr_frames,
+                                 &r->pr_calls, &r->pr_err);
+        publish_state(w, &r->pr_state, W_DONE, &w->pw_owner_sleeps);
     }
 }
 
@@ -149,8 +199,11 @@ PageIOWorker *pageio_worker_start(RelFile *rf)
     if (w == NULL)
         return NULL;
     w->pw_rel = rf;
-    atomic_init(&w->pw_state, W_IDLE);
+    for (int i = 0; i < PAGEIO_QUEUE; i++)
+        atomic_init(&w->pw_req[i].pr_state, W_IDLE);
     atomic_init(&w->pw_stop, false);
+    atomic_init(&w->pw_worker_sleeps, false);
+    atomic_init(&w->pw_owner_sleeps, false);
     pthread_mutex_init(&w->pw_lock, NULL);
     pthread_cond_init(&w->pw_cond, NULL);
     /* signals are for the main thread: block them all while the worker starts */
@@ -171,27 +224,27 @@ PageIOWorker *pageio_worker_start(RelFile *rf)
 void pageio_worker_submit(PageIOWorker *w, uint64_t blkno, uint32_t n,
                           void *const *frames)
 {
-    w->pw_blkno = blkno;
-    w->pw_n = n;
-    memcpy(w->pw_frames, frames, n * sizeof(frames[0]));
-    w->pw_outstanding = true;
-    publish_state(w, W_SUBMITTED, &w->pw_worker_sleeps);
+    PageIOReq *r = &w->pw_req[w->pw_submitted++ % PAGEIO_QUEUE];
+    r->pr_blkno = blkno;
+    r->pr_n = n;
+    memcpy(r->pr_frames, frames, n * sizeof(frames[0]));
+    publish_state(w, &r->pr_state, W_SUBMITTED, &w->pw_worker_sleeps);
 }
 
-bool pageio_worker_busy(const PageIOWorker *w)
+unsigned pageio_worker_outstanding(const PageIOWorker *w)
 {
-    return w->pw_outstanding;
+    return w->pw_submitted - w->pw_waited;
 }
 
 int pageio_worker_wait(PageIOWorker *w, uint32_t *calls, HsError *err)
 {
-    await_state(w, W_DONE, &w->pw_owner_sleeps);
-    int rc = w->pw_rc;
-    *calls = w->pw_calls;
+    PageIOReq *r = &w->pw_req[w->pw_waited++ % PAGEIO_QUEUE];
+    await_state(w, &r->pr_state, W_DONE, &w->pw_owner_sleeps, &w->pw_owner_contended);
+    int rc = r->pr_rc;
+    *calls = r->pr_calls;
     if (rc < 0 && err != NULL)
-        *err = w->pw_err;
-    atomic_store_explicit(&w->pw_state, W_IDLE, memory_order_relaxed);
-    w->pw_outstanding = false;
+        *err = r->pr_err;
+    atomic_store_explicit(&r->pr_state, W_IDLE, memory_order_relaxed);
     return rc;
 }
 
@@ -200,7 +253,7 @@ void pageio_worker_stop(PageIOWorker *w)
     if (w == NULL)
         return;
     uint32_t calls;
-    if (pageio_worker_busy(w))
+    while (pageio_worker_outstanding(w) > 0)
         pageio_worker_wait(w, &calls, NULL);
     atomic_store(&w->pw_stop, true);
     pthread_mutex_lock(&w->pw_lock);

@@ -26,26 +26,31 @@ typedef enum PageIOAdvice {
 /*
  * An I/O worker: a thread that runs relfile_readv() for its owner, so the
  * copy out of the page cache (or the wait for the disk) on one core overlaps
- * the scan on another, as PostgreSQL 18's io_method=worker does.  One request
- * at a time: submit, go on working, wait for it when its pages are needed.
- * The worker touches nothing but the frames it was given.
+ * the scan on another, as PostgreSQL 18's io_method=worker does.  Up to
+ * PAGEIO_QUEUE requests at a time, done in the order submitted: submit, go
+ * on working, wait for the oldest when its pages are needed.  With a second
+ * request queued, the worker goes straight on to it.  The worker touches
+ * nothing but the frames it was given.
  */
+#define PAGEIO_QUEUE 2
+
 typedef struct PageIOWorker PageIOWorker;
 
 /* Start a worker reading rf's files.  NULL if the thread cannot be made. */
 PageIOWorker *pageio_worker_start(RelFile *rf);
 
-/* Hand it blocks blkno .. blkno + n - 1 to read into frames (copied). */
+/* Hand it blocks blkno .. blkno + n - 1 to read into frames (copied); fewer
+ * than PAGEIO_QUEUE requests must be outstanding. */
 void pageio_worker_submit(PageIOWorker *w, uint64_t blkno, uint32_t n,
                           void *const *frames);
 
-/* Whether a request is submitted and not yet waited for. */
-bool pageio_worker_busy(const PageIOWorker *w);
+/* Requests submitted and not yet waited for. */
+unsigned pageio_worker_outstanding(const PageIOWorker *w);
 
-/* Wait for the request: its relfile_readv() result, calls and error. */
+/* Wait for the oldest request: its relfile_readv() result, calls and error. */
 int pageio_worker_wait(PageIOWorker *w, uint32_t *calls, HsError *err);
 
-/* Wait for any request, stop the thread and free it (NULL is fine). */
+/* Wait for every request, stop the thread and free it (NULL is fine). */
 void pageio_worker_stop(PageIOWorker *w);
 
 /* A mapped window: npages pages of one segment, starting at block first. */

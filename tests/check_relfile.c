@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "pageio.h"
 #include "relfile.h"
 #include "testutil.h"
 
@@ -298,6 +299,45 @@ START_TEST(short_reads_resume_where_they_stopped)
 }
 END_TEST
 
+/* The I/O worker does queued requests in the order given, each with its
+ * own result; stopping it waits for what is outstanding. */
+START_TEST(worker_does_queued_requests_in_order)
+{
+    const char *path = tu_path("r");
+    write_rel(path, 8, 20, false);
+    RelFile rf;
+    HsError err;
+    ck_assert_int_eq(relfile_open(&rf, path, 8, &err), 0);
+    PageIOWorker *w = pageio_worker_start(&rf);
+    ck_assert_ptr_nonnull(w);
+    static unsigned char a[4 * BLCKSZ], b[4 * BLCKSZ];
+    void *fa[4], *fb[4];
+    for (int i = 0; i < 4; i++) {
+        fa[i] = a + (size_t)i * BLCKSZ;
+        fb[i] = b + (size_t)i * BLCKSZ;
+    }
+    for (int round = 0; round < 3; round++) {
+        pageio_worker_submit(w, 6, 4, fa);  /* crosses into r.1 */
+        pageio_worker_submit(w, 17, 4, fb); /* past the end (20 pages) */
+        ck_assert_uint_eq(pageio_worker_outstanding(w), 2);
+        uint32_t calls;
+        ck_assert_int_eq(pageio_worker_wait(w, &calls, &err), 0);
+        ck_assert_uint_eq(calls, 2);
+        for (uint64_t i = 0; i < 4; i++) {
+            uint64_t blk;
+            memcpy(&blk, a + i * BLCKSZ, 8);
+            ck_assert_uint_eq(blk, 6 + i);
+        }
+        ck_assert_int_eq(pageio_worker_wait(w, &calls, &err), -EINVAL);
+        ck_assert_int_eq(err.block, 17);
+        ck_assert_uint_eq(pageio_worker_outstanding(w), 0);
+    }
+    pageio_worker_submit(w, 0, 4, fa);
+    pageio_worker_stop(w); /* with a request outstanding */
+    relfile_close(&rf);
+}
+END_TEST
+
 START_TEST(not_a_relation)
 {
     RelFile rf;
@@ -341,6 +381,7 @@ static Suite *relfile_suite(void)
     tcase_add_test(tc, a_replace_that_fails_half_way_puts_the_old_relation_back);
     tcase_add_test(tc, a_segment_that_cannot_be_kept_is_not_replaced);
     tcase_add_test(tc, short_reads_resume_where_they_stopped);
+    tcase_add_test(tc, worker_does_queued_requests_in_order);
     tcase_add_test(tc, not_a_relation);
     suite_add_tcase(s, tc);
     return s;
