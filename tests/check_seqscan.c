@@ -86,9 +86,11 @@ START_TEST(json_has_every_figure)
     ck_assert_int_eq(json_int(r->out, "reads"), 267);
     ck_assert_int_eq(json_int(r->out, "pages_verified"), 267);
     ck_assert_ptr_null(strstr(r->out, "\"runs\""));
-    /* auto: an I/O worker when verifying on a machine with a second CPU */
+    /* auto: an I/O worker on a machine with a second CPU, verifying or not */
     ck_assert_int_eq(json_int(r->out, "io_workers"), sysconf(_SC_NPROCESSORS_ONLN) > 1);
     r = tu_runl(0, seqscan, "--json", "--no-verify", t, NULL);
+    ck_assert_int_eq(json_int(r->out, "io_workers"), sysconf(_SC_NPROCESSORS_ONLN) > 1);
+    r = tu_runl(0, seqscan, "--json", "--no-verify", "--io-workers", "0", t, NULL);
     ck_assert_int_eq(json_int(r->out, "io_workers"), 0);
     r = tu_runl(0, seqscan, "--json", "--no-verify", "--io-workers", "1", t, NULL);
     ck_assert_int_eq(json_int(r->out, "io_workers"), 1);
