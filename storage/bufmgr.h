@@ -84,8 +84,8 @@ typedef struct BufMgrOptions {
     bool bo_verify;             /* verify pages from the file */
     int bo_io_workers;          /* read: 1 = an I/O worker thread reads the next
                                    io-combine batch of a scan ahead, 0 = none,
-                                   BUFMGR_IO_WORKERS_AUTO = 1 when a second
-                                   CPU is online */
+                                   BUFMGR_IO_WORKERS_AUTO = 1 when verifying
+                                   with a second CPU allowed */
     uint32_t bo_seg_blocks;     /* pages per segment file */
 } BufMgrOptions;
 

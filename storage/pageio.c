@@ -206,12 +206,28 @@ PageIOWorker *pageio_worker_start(RelFile *rf)
     atomic_init(&w->pw_owner_sleeps, false);
     pthread_mutex_init(&w->pw_lock, NULL);
     pthread_cond_init(&w->pw_cond, NULL);
+    /*
+     * On the CPUs its owner may use, but not the one the owner runs on: the
+     * scheduler otherwise puts it beside its owner now and then, and the two
+     * take turns on one CPU (seen in a third to three quarters of the
+     * hand-overs of some scans here).  With only that CPU allowed, anywhere.
+     */
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    cpu_set_t cpus;
+    int here = sched_getcpu();
+    if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && here >= 0 &&
+        CPU_ISSET(here, &cpus) && CPU_COUNT(&cpus) > 1) {
+        CPU_CLR(here, &cpus);
+        pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
+    }
     /* signals are for the main thread: block them all while the worker starts */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
-    int rc = pthread_create(&w->pw_thread, NULL, worker_main, w);
+    int rc = pthread_create(&w->pw_thread, &attr, worker_main, w);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
     if (rc != 0) {
         pthread_mutex_destroy(&w->pw_lock);
         pthread_cond_destroy(&w->pw_cond);

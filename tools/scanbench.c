@@ -108,7 +108,7 @@ int main(int argc, char **argv)
         {"  same, io-combine 256k", SCAN, K256, false, BUF_ACCESS_READ, 0, false, AUTO,
          NULL},
         {"read() 1 MiB", RAW_READ, 0, false, 0, 0, false, 0, NULL},
-        {"  same, no I/O worker", SCAN, 0, false, BUF_ACCESS_READ, 0, false, 0, NULL},
+        {"  same, I/O worker", SCAN, 0, false, BUF_ACCESS_READ, 0, false, 1, NULL},
         {"mmap whole, word per line", RAW_MMAP, 0, false, 0, 0, false, 0, NULL},
         {"seqscan mmap 8M, no verify", SCAN, 0, false, BUF_ACCESS_MMAP, 8 << 20, false,
          0, NULL},

@@ -42,7 +42,7 @@ static void usage(void)
         "                            8k means one page a call)\n"
         "      --io-workers 0|1|auto read: an I/O worker thread reads the next batch\n"
         "                            ahead while the scan works (default auto: one\n"
-        "                            when a second CPU is online)\n"
+        "                            when pages are verified)\n"
         "      --mmap-chunk SIZE|whole  mmap: window size (default 8M)\n"
         "      --madvise normal|sequential|willneed|populate  mmap: advice per window\n"
         "Verification:\n"
