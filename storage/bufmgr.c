@@ -314,6 +314,16 @@ static int read_in(BufMgr *bm, uint64_t blkno, int32_t *frame, HsError *err)
 }
 
 /* Wait for the worker's oldest request and make its frames ordinary ones. */
+static int finish_flight(BufMgr *bm, HsError *err);
+
+/* After a failed request: finish the rest, so no frame stays pinned by a
+ * read nobody will wait for (their results do not matter now). */
+static void drain_flights(BufMgr *bm)
+{
+    while (bm->bm_nflights > 0)
+        finish_flight(bm, NULL);
+}
+
 static int finish_flight(BufMgr *bm, HsError *err)
 {
     uint32_t calls = 0;
@@ -338,6 +348,10 @@ static void read_ahead(BufMgr *bm, uint64_t blkno)
         blkno < bm->bm_scan_start || blkno >= bm->bm_scan_end)
         return;
     if (bm->bm_ring != NULL && bm->bm_ring_size < 2 * bm->bm_combine)
+        return;
+    /* a pool's clock sweep takes unused read-ahead pages first (their usage
+     * count is 0): only with room for more than two batches do they wait */
+    if (bm->bm_ring == NULL && bm->bm_nframes < 3 * bm->bm_combine)
         return;
     uint64_t start = bm->bm_ahead_next > blkno ? bm->bm_ahead_next : blkno + 1;
     if (start - blkno > bm->bm_combine)
@@ -370,9 +384,12 @@ static int read_read(BufMgr *bm, uint64_t blkno, Buffer *buf, const void **page,
     if (f >= 0 && (bm->bm_desc[f].bd_flags & BD_IN_FLIGHT)) {
         /* queue the next batch first, so the worker goes on without a pause */
         read_ahead(bm, blkno);
-        while (bm->bm_desc[f].bd_flags & BD_IN_FLIGHT)
-            if ((rc = finish_flight(bm, err)) < 0)
+        while (bm->bm_desc[f].bd_flags & BD_IN_FLIGHT) {
+            if ((rc = finish_flight(bm, err)) < 0) {
+                drain_flights(bm);
                 return rc;
+            }
+        }
     }
     if (f >= 0) {
         if (bm->bm_desc[f].bd_flags & BD_PREFETCHED)

@@ -3,6 +3,7 @@
  */
 #include "pageio.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -226,6 +227,8 @@ PageIOWorker *pageio_worker_start(RelFile *rf)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
     int rc = pthread_create(&w->pw_thread, &attr, worker_main, w);
+    if (rc != 0) /* the affinity refused (a cpuset, say): anywhere will do */
+        rc = pthread_create(&w->pw_thread, NULL, worker_main, w);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
@@ -240,6 +243,7 @@ PageIOWorker *pageio_worker_start(RelFile *rf)
 void pageio_worker_submit(PageIOWorker *w, uint64_t blkno, uint32_t n,
                           void *const *frames)
 {
+    assert(pageio_worker_outstanding(w) < PAGEIO_QUEUE && n <= BUFMGR_IO_MAX_PAGES);
     PageIOReq *r = &w->pw_req[w->pw_submitted++ % PAGEIO_QUEUE];
     r->pr_blkno = blkno;
     r->pr_n = n;
@@ -254,6 +258,7 @@ unsigned pageio_worker_outstanding(const PageIOWorker *w)
 
 int pageio_worker_wait(PageIOWorker *w, uint32_t *calls, HsError *err)
 {
+    assert(pageio_worker_outstanding(w) > 0);
     PageIOReq *r = &w->pw_req[w->pw_waited++ % PAGEIO_QUEUE];
     await_state(w, &r->pr_state, W_DONE, &w->pw_owner_sleeps, &w->pw_owner_contended);
     int rc = r->pr_rc;

@@ -309,8 +309,12 @@ START_TEST(worker_does_queued_requests_in_order)
         ck_assert_int_eq(err.block, 17);
         ck_assert_uint_eq(pageio_worker_outstanding(w), 0);
     }
+    usleep(5000); /* past the worker's spin: it sleeps, and is woken */
     pageio_worker_submit(w, 0, 4, fa);
     pageio_worker_stop(w); /* with a request outstanding */
+    w = pageio_worker_start(&rf);
+    usleep(5000);
+    pageio_worker_stop(w); /* while it sleeps */
     relfile_close(&rf);
 }
 END_TEST

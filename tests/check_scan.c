@@ -410,9 +410,12 @@ END_TEST
 
 START_TEST(ring_scan_never_holds_more_than_the_ring)
 {
+    /* without and with the I/O worker (_i), whose read-ahead must not evict
+     * pages it read before they are used either */
     const char *path = make_table(&tables[2]); /* 188 pages */
     BufMgrOptions o;
     bufmgr_default_options(&o);
+    o.bo_io_workers = _i;
     o.bo_pool_bytes = 8 << 20; /* 1024 frames: room for all, but the ring is forced */
     o.bo_strategy = BUF_STRATEGY_RING;
     o.bo_ring_bytes = 256 << 10; /* 32 frames */
@@ -426,6 +429,54 @@ START_TEST(ring_scan_never_holds_more_than_the_ring)
     /* a second scan finds only the ring's last 32 pages and reads the rest */
     scan_all(bm);
     ck_assert_uint_le(s->bs_frames_used, 32);
+    bufmgr_close(bm);
+}
+END_TEST
+
+/* A pool of one batch (no ring): read-ahead would take its own unused
+ * pages first, so it stays off and every page is read once. */
+START_TEST(a_small_pool_reads_every_page_once)
+{
+    const char *path = make_table(&tables[2]); /* 188 pages */
+    BufMgrOptions o;
+    bufmgr_default_options(&o);
+    o.bo_io_workers = _i;
+    o.bo_pool_bytes = 128 << 10; /* 16 frames: one batch */
+    o.bo_ring_bytes = 64 << 10;  /* unused, but must fit the pool */
+    o.bo_strategy = BUF_STRATEGY_NORMAL;
+    BufMgr *bm = open_bm(path, &o);
+    scan_all(bm);
+    ck_assert_uint_eq(bufmgr_stats(bm)->bs_reads, bufmgr_nblocks(bm));
+    bufmgr_close(bm);
+}
+END_TEST
+
+/* A worker's read that fails (the file shrank) while the next is queued:
+ * the error names the first missing block, and no frame stays pinned. */
+START_TEST(a_failed_read_ahead_leaves_no_pins)
+{
+    const char *path = make_table(&tables[0]); /* 134 pages */
+    BufMgrOptions o;
+    bufmgr_default_options(&o);
+    o.bo_io_workers = 1;
+    o.bo_strategy = BUF_STRATEGY_RING; /* 32 frames: two batches of 16 */
+    BufMgr *bm = open_bm(path, &o);
+    uint64_t n = bufmgr_nblocks(bm);
+    ck_assert_int_eq(truncate(path, 100 * BLCKSZ), 0);
+    bufmgr_scan_hint(bm, 0, n);
+    HsError err;
+    int rc = 0;
+    uint64_t b = 0;
+    for (; b < n && rc == 0; b++) {
+        Buffer buf;
+        const void *page;
+        if ((rc = bufmgr_read(bm, b, &buf, &page, &err)) == 0)
+            bufmgr_release(bm, buf);
+    }
+    ck_assert_int_lt(rc, 0);
+    ck_assert_int_eq(err.block, 100);
+    ck_assert_uint_le(b, 100 + 1);
+    ck_assert_uint_eq(bufmgr_pins_held(bm), 0);
     bufmgr_close(bm);
 }
 END_TEST
@@ -797,7 +848,9 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, tu_teardown);
     tcase_add_test(tc, second_scan_with_a_big_pool_reads_nothing);
     tcase_add_test(tc, auto_strategy_rings_over_a_quarter_of_the_pool);
-    tcase_add_test(tc, ring_scan_never_holds_more_than_the_ring);
+    tcase_add_loop_test(tc, ring_scan_never_holds_more_than_the_ring, 0, 2);
+    tcase_add_loop_test(tc, a_small_pool_reads_every_page_once, 0, 2);
+    tcase_add_test(tc, a_failed_read_ahead_leaves_no_pins);
     tcase_add_loop_test(tc, read_calls_follow_io_combine, 0, 2);
     tcase_add_test(tc, mmap_maps_one_window_per_chunk);
     tcase_add_test(tc, pinned_window_is_not_unmapped);
