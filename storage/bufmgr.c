@@ -392,14 +392,17 @@ static int read_read(BufMgr *bm, uint64_t blkno, Buffer *buf, const void **page,
         }
     }
     if (f >= 0) {
-        if (bm->bm_desc[f].bd_flags & BD_PREFETCHED)
+        bool fresh = bm->bm_desc[f].bd_flags & BD_PREFETCHED;
+        if (fresh)
             bm->bm_desc[f].bd_flags &= (uint8_t)~BD_PREFETCHED; /* counted as read */
         else
             bm->bm_stats.bs_hits++;
         /* a page kept in the pool may have left the CPU caches long ago, and
-         * one the worker read is in the other core's */
+         * one the worker read is in the other core's; one this thread read
+         * just now is still in its own */
         int32_t next = blkno + 1 < bm->bm_scan_end ? hash_lookup(bm, blkno + 1) : -1;
-        if (next >= 0 && !(bm->bm_desc[next].bd_flags & BD_IN_FLIGHT))
+        if (next >= 0 && (!fresh || bm->bm_worker != NULL) &&
+            !(bm->bm_desc[next].bd_flags & BD_IN_FLIGHT))
             prefetch_page(frame_page(bm, next));
     } else if ((rc = read_in(bm, blkno, &f, err)) < 0) {
         return rc;
