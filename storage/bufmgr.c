@@ -313,7 +313,6 @@ static int read_in(BufMgr *bm, uint64_t blkno, int32_t *frame, HsError *err)
     return 0;
 }
 
-/* Wait for the worker's oldest request and make its frames ordinary ones. */
 static int finish_flight(BufMgr *bm, HsError *err);
 
 /* After a failed request: finish the rest, so no frame stays pinned by a
@@ -324,6 +323,7 @@ static void drain_flights(BufMgr *bm)
         finish_flight(bm, NULL);
 }
 
+/* Wait for the worker's oldest request and make its frames ordinary ones. */
 static int finish_flight(BufMgr *bm, HsError *err)
 {
     uint32_t calls = 0;
@@ -600,8 +600,8 @@ static int open_read(BufMgr *bm, HsError *err)
      * auto: a worker when pages are verified and this thread may run on a
      * second CPU.  Without verification the worker is no steady gain here:
      * the scan then mostly waits for the copy, and depending on where the
-     * host puts the two vCPUs the pipeline ran from 1.03x to 1.80x of a
-     * 1 MiB read() loop, against 1.26-1.44x reading in line (README).
+     * host puts the two vCPUs the pipeline ran from 0.91x to 1.80x of a
+     * 1 MiB read() loop, against 1.22-1.44x reading in line (README).
      */
     cpu_set_t cpus;
     bool second_cpu =
