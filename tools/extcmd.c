@@ -10,8 +10,9 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "cli.h"
 
 /* Read what the child wrote to the temporary file fd into buf. */
 static void slurp(int fd, char *buf, size_t len)
@@ -24,13 +25,6 @@ static void slurp(int fd, char *buf, size_t len)
     while (n + 1 < len && (got = read(fd, buf + n, len - 1 - n)) > 0)
         n += (size_t)got;
     buf[n] = '\0';
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 int extcmd_run(char *const argv[], Measure *m, char *out, size_t outlen, char *errout,
@@ -46,7 +40,7 @@ int extcmd_run(char *const argv[], Measure *m, char *out, size_t outlen, char *e
             fclose(fe);
         return hs_error_set(err, -e, argv[0], HS_NO_BLOCK, "tmpfile: %s", strerror(e));
     }
-    double t0 = now();
+    double t0 = cli_now();
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -68,7 +62,7 @@ int extcmd_run(char *const argv[], Measure *m, char *out, size_t outlen, char *e
     struct rusage ru;
     while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR)
         ;
-    measure_from_rusage(now() - t0, &ru, m);
+    measure_from_rusage(cli_now() - t0, &ru, m);
     slurp(fileno(fo), out, outlen);
     slurp(fileno(fe), errout, errlen);
     fclose(fo);

@@ -9,17 +9,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "relfile.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static double tv_s(struct timeval tv)
 {
@@ -29,13 +22,13 @@ static double tv_s(struct timeval tv)
 void measure_start(MeasureStart *ms)
 {
     getrusage(RUSAGE_SELF, &ms->ms_ru);
-    ms->ms_wall = now();
+    ms->ms_wall = cli_now();
 }
 
 void measure_stop(const MeasureStart *ms, Measure *m)
 {
     struct rusage ru;
-    double wall = now();
+    double wall = cli_now();
     getrusage(RUSAGE_SELF, &ru);
     m->m_wall_s = wall - ms->ms_wall;
     m->m_user_s = tv_s(ru.ru_utime) - tv_s(ms->ms_ru.ru_utime);
