@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,15 @@ int cli_parse_size(const char *s, uint64_t *out)
     }
     *out = v;
     return 0;
+}
+
+const char *cli_one_operand(int argc, char **argv, const char *what)
+{
+    if (optind == argc)
+        cli_usage_error("no %s given", what);
+    if (optind != argc - 1)
+        cli_usage_error("more than one %s given", what);
+    return argv[optind];
 }
 
 volatile sig_atomic_t cli_stop_signal;

@@ -47,6 +47,12 @@ void cli_bad_option(void) __attribute__((noreturn));
  */
 int cli_choice(const char *opt, const char *arg, const char *const *names);
 
+/*
+ * The one operand left after getopt (argv[optind]), or a usage error "no
+ * WHAT given" / "more than one WHAT given".
+ */
+const char *cli_one_operand(int argc, char **argv, const char *what);
+
 /* Print the error record as one line and return the exit status it maps to. */
 int cli_report(const HsError *err);
 

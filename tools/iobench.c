@@ -285,9 +285,7 @@ static void parse_args(int argc, char **argv, Opts *o)
     }
     if (o->o_set['j'] && o->o_set['C'])
         cli_usage_error("--json and --csv: choose one");
-    if (optind != argc - 1)
-        cli_usage_error(optind == argc ? "no FILE given" : "more than one FILE given");
-    o->o_path = argv[optind];
+    o->o_path = cli_one_operand(argc, argv, "FILE");
     if (o->o_matrix && !o->o_set['s'])
         o->o_sizes[1] = (uint64_t)2000 << 20, o->o_nsizes = 2;
     check_opts(o);

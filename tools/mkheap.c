@@ -160,9 +160,7 @@ static void parse_args(int argc, char **argv, Options *o)
     }
     if (have_size && o->rows != 0)
         cli_usage_error("--size and --rows exclude each other");
-    if (optind != argc - 1)
-        cli_usage_error(optind == argc ? "no FILE given" : "more than one FILE given");
-    o->path = argv[optind];
+    o->path = cli_one_operand(argc, argv, "FILE");
 }
 
 /*

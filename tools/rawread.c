@@ -108,9 +108,7 @@ int main(int argc, char **argv)
     }
     if (method < 0)
         cli_usage_error("--method is required");
-    if (optind != argc - 1)
-        cli_usage_error(optind == argc ? "no FILE given" : "more than one FILE given");
-    const char *path = argv[optind];
+    const char *path = cli_one_operand(argc, argv, "FILE");
     if (block == UINT64_MAX && method != M_MMAP)
         cli_usage_error("--block whole is for --method mmap");
     if (block == 0)

@@ -219,10 +219,7 @@ static void parse_args(int argc, char **argv, Options *o)
             cli_bad_option();
         }
     }
-    if (optind != argc - 1)
-        cli_usage_error(optind == argc ? "no TABLE given"
-                                       : "more than one TABLE given");
-    o->path = o->cfg.sc_path = argv[optind];
+    o->path = o->cfg.sc_path = cli_one_operand(argc, argv, "TABLE");
 }
 
 /* The figures of one run, or the medians of several. */
