@@ -400,10 +400,11 @@ static int read_read(BufMgr *bm, uint64_t blkno, Buffer *buf, const void **page,
         /* a page kept in the pool may have left the CPU caches long ago, and
          * one the worker read is in the other core's; one this thread read
          * just now is still in its own */
-        int32_t next = blkno + 1 < bm->bm_scan_end ? hash_lookup(bm, blkno + 1) : -1;
-        if (next >= 0 && (!fresh || bm->bm_worker != NULL) &&
-            !(bm->bm_desc[next].bd_flags & BD_IN_FLIGHT))
-            prefetch_page(frame_page(bm, next));
+        if ((!fresh || bm->bm_worker != NULL) && blkno + 1 < bm->bm_scan_end) {
+            int32_t next = hash_lookup(bm, blkno + 1);
+            if (next >= 0 && !(bm->bm_desc[next].bd_flags & BD_IN_FLIGHT))
+                prefetch_page(frame_page(bm, next));
+        }
     } else if ((rc = read_in(bm, blkno, &f, err)) < 0) {
         return rc;
     }
