@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -48,6 +49,15 @@ void tu_teardown(void)
 {
     if (tu_dir[0])
         nftw(tu_dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+const char *tu_fixture(const char *name)
+{
+    static char path[PATH_MAX];
+    const char *dir = getenv("HEAPSCAN_TEST_DATA");
+    ck_assert_msg(dir != NULL && *dir, "HEAPSCAN_TEST_DATA is not set (meson test sets it)");
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return path;
 }
 
 const char *tu_path(const char *name)

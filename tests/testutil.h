@@ -67,6 +67,10 @@ TuRun *tu_runl(long long fsize_limit, const char *prog, ...);
  */
 int tu_interrupt_writer(char *const argv[], const char *path, int sig);
 
+/* The path of test fixture name in tests/data/ ($HEAPSCAN_TEST_DATA, which
+ * tests/meson.build sets), or fail the test (a static buffer). */
+const char *tu_fixture(const char *name);
+
 /* Read a whole file (malloc'd); *len gets its size.  NULL if it cannot. */
 unsigned char *tu_read_file(const char *path, size_t *len);
 
