@@ -91,7 +91,7 @@ static int verify(BufMgr *bm, const void *page, uint64_t blkno, HsError *err)
     PageFault f;
     char msg[200];
     bm->bm_stats.bs_pages_verified++;
-    if (page_verify(page, (uint32_t)blkno, true, &f) == PAGE_OK)
+    if (page_verify(page, (uint32_t)blkno, bm->bm_opt.bo_checksum, &f) == PAGE_OK)
         return 0;
     bm->bm_stats.bs_verify_failures++;
     return hs_error_set(err, HS_ECORRUPT, bm->bm_rel.rf_path, (int64_t)blkno, "%s",
@@ -533,6 +533,7 @@ void bufmgr_default_options(BufMgrOptions *o)
         .bo_mmap_chunk_bytes = BUFMGR_DEFAULT_MMAP_CHUNK,
         .bo_advice = PAGEIO_ADV_NORMAL,
         .bo_verify = true,
+        .bo_checksum = PAGE_CHECKSUM_HEAPSCAN,
         .bo_io_workers = BUFMGR_IO_WORKERS_AUTO,
         .bo_seg_blocks = RELFILE_SEG_BLOCKS,
     };
@@ -552,6 +553,8 @@ static int check_options(const BufMgrOptions *o, const char *path, HsError *err)
         bad = "io-combine must be a whole number of pages up to 1 MiB";
     else if (o->bo_io_workers < BUFMGR_IO_WORKERS_AUTO || o->bo_io_workers > 1)
         bad = "io-workers must be 0, 1 or auto";
+    else if ((unsigned)o->bo_checksum > PAGE_CHECKSUM_NONE)
+        bad = "the checksum must be heapscan, postgres or none";
     else if (o->bo_mmap_chunk_bytes % BLCKSZ != 0)
         bad = "the mmap chunk must be a whole number of pages";
     else if (o->bo_access == BUF_ACCESS_READ &&
@@ -638,7 +641,7 @@ static int check_heap_header(BufMgr *bm, HsError *err)
     if (rc < 0)
         return rc;
     PageFault f;
-    if (page_verify(page, 0, false, &f) == PAGE_BAD_HEADER) {
+    if (page_verify(page, 0, PAGE_CHECKSUM_NONE, &f) == PAGE_BAD_HEADER) {
         const PageHeaderData *h = page_header(page);
         if (h->pd_pagesize_version != PAGE_SIZE_VERSION)
             return hs_error_set(err, HS_ENOTHEAP, bm->bm_rel.rf_path, 0,

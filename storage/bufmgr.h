@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "hserror.h"
+#include "page.h"
 #include "pageio.h"
 
 #define BUFMGR_DEFAULT_POOL ((size_t)128 << 20)
@@ -82,6 +83,9 @@ typedef struct BufMgrOptions {
     size_t bo_mmap_chunk_bytes; /* mmap: window size; 0 maps each segment whole */
     PageIOAdvice bo_advice;     /* mmap: madvise for each window */
     bool bo_verify;             /* verify pages from the file */
+    PageChecksum bo_checksum;   /* which checksum verification checks (heapscan's
+                                   by default; postgres or none for files a
+                                   PostgreSQL server wrote) */
     int bo_io_workers;          /* read: 1 = an I/O worker thread reads the next
                                    io-combine batch of a scan ahead, 0 = none,
                                    BUFMGR_IO_WORKERS_AUTO = 1 when verifying

@@ -64,6 +64,54 @@ uint16_t page_checksum(const void *page, uint32_t blkno)
     return (uint16_t)(c ^ (c >> 16));
 }
 
+/* PostgreSQL's per-lane starting values (checksum_impl.h's checksumBaseOffsets):
+ * part of its algorithm, so they are facts to match, not choices. */
+static const uint32_t pg_sum_base[32] = {
+    0x5B1F36E9, 0xB8525960, 0x02AB50AA, 0x1DE66D2A, 0x79FF467A, 0x9BB9F8A3,
+    0x217E7CD2, 0x83E13D2C, 0xF8D4474F, 0xE39EB970, 0x42C6AE16, 0x993216FA,
+    0x7B093B5D, 0x98DAFF3C, 0xF718902A, 0x0B1C9CDB, 0xE58F764B, 0x187636BC,
+    0x5D7B3BB1, 0xE73DE7DE, 0x92BEC979, 0xCCA6C0B2, 0x304A0979, 0x85AA43D4,
+    0x783125BB, 0x6CA8EAA2, 0xE407EAC6, 0x4B5CFC3E, 0x9FBF8C76, 0x15CA20BE,
+    0xF2CA9FD3, 0x959BD756,
+};
+
+static inline uint32_t pg_sum_mix(uint32_t h, uint32_t w)
+{
+    uint32_t x = h ^ w;
+    return x * 16777619u ^ (x >> 17);
+}
+
+uint16_t page_pg_checksum(const void *page, uint32_t blkno)
+{
+    enum { LANES = 32, ROWS = BLCKSZ / (4 * LANES) };
+    uint32_t h[LANES];
+    memcpy(h, pg_sum_base, sizeof(h));
+    const unsigned char *p = page;
+    for (unsigned r = 0; r < ROWS; r++) {
+        uint32_t w[LANES];
+        memcpy(w, p + (size_t)r * sizeof(w), sizeof(w));
+        if (r == 0) /* pd_checksum, bytes 8-9, counts as zero: the low half of word 2 */
+            w[offsetof(PageHeaderData, pd_checksum) / 4] &= 0xffff0000u;
+        for (unsigned j = 0; j < LANES; j++)
+            h[j] = pg_sum_mix(h[j], w[j]);
+    }
+    uint32_t c = 0;
+    for (unsigned j = 0; j < LANES; j++)
+        c ^= pg_sum_mix(pg_sum_mix(h[j], 0), 0);
+    c ^= blkno;
+    return (uint16_t)(c % 65535 + 1);
+}
+
+const char *page_checksum_name(PageChecksum kind)
+{
+    static const char *const names[] = {
+        [PAGE_CHECKSUM_HEAPSCAN] = "heapscan",
+        [PAGE_CHECKSUM_POSTGRES] = "postgres",
+        [PAGE_CHECKSUM_NONE] = "none",
+    };
+    return names[kind];
+}
+
 void page_set_checksum(void *page, uint32_t blkno)
 {
     ((PageHeaderData *)page)->pd_checksum = page_checksum(page, blkno);
@@ -114,7 +162,14 @@ static bool item_is_sane(const PageHeaderData *ph, unsigned off, unsigned nitems
     }
 }
 
-PageFaultKind page_verify(const void *page, uint32_t blkno, bool check_sum,
+/* The checksum of kind (heapscan or postgres) of page as block blkno. */
+static uint16_t checksum_of(PageChecksum kind, const void *page, uint32_t blkno)
+{
+    return kind == PAGE_CHECKSUM_POSTGRES ? page_pg_checksum(page, blkno)
+                                          : page_checksum(page, blkno);
+}
+
+PageFaultKind page_verify(const void *page, uint32_t blkno, PageChecksum sum,
                           PageFault *fault)
 {
     const PageHeaderData *ph = page;
@@ -137,16 +192,37 @@ PageFaultKind page_verify(const void *page, uint32_t blkno, bool check_sum,
             goto done;
         }
     }
-    if (check_sum) {
+    if (sum != PAGE_CHECKSUM_NONE) {
+        f.sum = sum;
         f.stored = ph->pd_checksum;
-        f.computed = page_checksum(page, blkno);
-        if (f.stored != f.computed)
+        f.computed = checksum_of(sum, page, blkno);
+        if (f.stored != f.computed) {
             f.kind = PAGE_BAD_CHECKSUM;
+            PageChecksum other = sum == PAGE_CHECKSUM_POSTGRES ? PAGE_CHECKSUM_HEAPSCAN
+                                                               : PAGE_CHECKSUM_POSTGRES;
+            f.other_matches = checksum_of(other, page, blkno) == f.stored;
+        }
     }
 done:
     if (fault)
         *fault = f;
     return f.kind;
+}
+
+/* What a checksum mismatch suggests about who wrote the page, or "". */
+static const char *checksum_hint(const PageFault *f)
+{
+    bool has_lsn = f->hdr.pd_lsn_xlogid != 0 || f->hdr.pd_lsn_xrecoff != 0;
+    if (f->other_matches && f->sum == PAGE_CHECKSUM_HEAPSCAN)
+        return "; the stored value is PostgreSQL's data checksum of this page "
+               "(--checksum postgres)";
+    if (f->other_matches)
+        return "; the stored value is heapscan's checksum of this page "
+               "(--checksum heapscan)";
+    if (f->sum == PAGE_CHECKSUM_HEAPSCAN && f->stored == 0 && has_lsn)
+        return "; the page has an LSN and no checksum, as a PostgreSQL cluster "
+               "without data checksums writes it (--checksum none)";
+    return "";
 }
 
 const char *page_fault_describe(const PageFault *f, char *buf, size_t len)
@@ -171,8 +247,8 @@ const char *page_fault_describe(const PageFault *f, char *buf, size_t len)
                  item_id_len(f->item_id), h->pd_upper, h->pd_special);
         break;
     case PAGE_BAD_CHECKSUM:
-        snprintf(buf, len, "checksum mismatch (stored 0x%04x, computed 0x%04x)",
-                 f->stored, f->computed);
+        snprintf(buf, len, "checksum mismatch (stored 0x%04x, computed 0x%04x)%s",
+                 f->stored, f->computed, checksum_hint(f));
         break;
     }
     return buf;

@@ -3,9 +3,10 @@
  *           project's zlib page checksum, and page verification.
  *
  * Entry points: page_init(), page_add_item() build a page; page_checksum()
- * and page_set_checksum() compute and store the checksum; page_verify() is
- * the pure yes/no test every page read from a file goes through.
- * See also: heaptuple.h -- what lives inside an item.
+ * and page_set_checksum() compute and store the checksum, page_pg_checksum()
+ * computes PostgreSQL's; page_verify() is the pure yes/no test every page
+ * read from a file goes through.
+ * See also: heap.h -- what lives inside an item.
  *
  * This module is pure: bytes in, facts out.  No I/O, no allocation, no
  * printing, and page_verify() never reads outside the 8192 bytes it is given,
@@ -194,6 +195,27 @@ void page_set_checksum(void *page, uint32_t blkno);
 /* True if all 8192 bytes are zero (a valid new page, as in PostgreSQL). */
 bool page_is_zero(const void *page);
 
+/*
+ * PostgreSQL's data checksum (checksum_impl.h), as a cluster made with
+ * `initdb -k` stores it: 32 interleaved FNV-1a-like hashes over the page
+ * taken as 32-bit words with pd_checksum as zero, each word mixed in as
+ * h = (h ^ w) * 16777619 ^ ((h ^ w) >> 17), two more rounds of zeros, the 32
+ * hashes XORed together, blkno XORed in, and the result folded as
+ * (c % 65535) + 1 (never zero).  blkno is relation-wide, as PostgreSQL's.
+ * Not defined for a new page (pd_upper 0), which carries no checksum.
+ */
+uint16_t page_pg_checksum(const void *page, uint32_t blkno);
+
+/* Which checksum pd_checksum holds, or none to check. */
+typedef enum PageChecksum {
+    PAGE_CHECKSUM_HEAPSCAN, /* page_checksum(): what mkheap writes */
+    PAGE_CHECKSUM_POSTGRES, /* page_pg_checksum(): a cluster with data checksums */
+    PAGE_CHECKSUM_NONE,     /* headers and line pointers only (a cluster without) */
+} PageChecksum;
+
+/* "heapscan", "postgres", "none". */
+const char *page_checksum_name(PageChecksum kind);
+
 /* What page_verify() found. */
 typedef enum PageFaultKind {
     PAGE_OK = 0,       /* sound (or all zero) */
@@ -204,20 +226,24 @@ typedef enum PageFaultKind {
 
 typedef struct PageFault {
     PageFaultKind kind;
-    unsigned item;      /* PAGE_BAD_ITEM: the 1-based line pointer number */
-    ItemId item_id;     /* PAGE_BAD_ITEM: its raw value */
-    uint16_t stored;    /* PAGE_BAD_CHECKSUM: pd_checksum as found */
-    uint16_t computed;  /* PAGE_BAD_CHECKSUM: what it should be */
-    PageHeaderData hdr; /* a copy of the header as found */
+    unsigned item;       /* PAGE_BAD_ITEM: the 1-based line pointer number */
+    ItemId item_id;      /* PAGE_BAD_ITEM: its raw value */
+    PageChecksum sum;    /* PAGE_BAD_CHECKSUM: the checksum that was checked */
+    uint16_t stored;     /* PAGE_BAD_CHECKSUM: pd_checksum as found */
+    uint16_t computed;   /* PAGE_BAD_CHECKSUM: what it should be */
+    bool other_matches;  /* PAGE_BAD_CHECKSUM: the stored value is the other
+                            algorithm's checksum of this page (a PostgreSQL page
+                            checked as heapscan's, or the reverse) */
+    PageHeaderData hdr;  /* a copy of the header as found */
 } PageFault;
 
 /*
  * Verify the 8192 bytes at page as block blkno: header sanity, every line
  * pointer inside [pd_upper, pd_special) with sane flags and length, and the
- * checksum (skipped when check_sum is false).  An all-zero page is sound.
+ * checksum of the given kind.  An all-zero page is sound.
  * Returns PAGE_OK or the first fault found; fault (may be NULL) says which.
  */
-PageFaultKind page_verify(const void *page, uint32_t blkno, bool check_sum,
+PageFaultKind page_verify(const void *page, uint32_t blkno, PageChecksum sum,
                           PageFault *fault);
 
 /* One line saying what is wrong, e.g. "checksum mismatch (stored 0x1a2b, computed

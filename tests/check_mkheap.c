@@ -47,7 +47,7 @@ static void read_table(const char *path, uint32_t seg_blocks, HeapGenStats *st,
         PageFault f;
         char msg[256];
         ck_assert_int_eq(relfile_read(&rf, b, 1, page, &err), 0);
-        ck_assert_msg(page_verify(page, (uint32_t)b, true, &f) == PAGE_OK,
+        ck_assert_msg(page_verify(page, (uint32_t)b, PAGE_CHECKSUM_HEAPSCAN, &f) == PAGE_OK,
                       "block %llu: %s", (unsigned long long)b,
                       page_fault_describe(&f, msg, sizeof(msg)));
         *flags_or |= page_header(page)->pd_flags;
@@ -183,8 +183,8 @@ START_TEST(table_over_a_segment_is_split)
     /* ... and the same bytes as one file would hold at another block fail */
     size_t len;
     unsigned char *seg1 = tu_read_file(tu_path("t.1"), &len);
-    ck_assert_int_eq(page_verify(seg1, 8, true, NULL), PAGE_OK);
-    ck_assert_int_eq(page_verify(seg1, 0, true, NULL), PAGE_BAD_CHECKSUM);
+    ck_assert_int_eq(page_verify(seg1, 8, PAGE_CHECKSUM_HEAPSCAN, NULL), PAGE_OK);
+    ck_assert_int_eq(page_verify(seg1, 0, PAGE_CHECKSUM_HEAPSCAN, NULL), PAGE_BAD_CHECKSUM);
     free(seg1);
 }
 END_TEST
