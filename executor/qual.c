@@ -83,6 +83,7 @@ QualRange qual_compile(const Qual *q)
     QualRange qr = {.qr_off = HEAP_TUPLE_HOFF + col_off[q->q_col],
                     .qr_wide = q->q_col == QUAL_V};
     int64_t lo = INT64_MIN, hi = INT64_MAX, v = q->q_value;
+    bool empty = false;
     switch (q->q_op) {
     case QUAL_EQ:
     case QUAL_NE:
@@ -90,19 +91,23 @@ QualRange qual_compile(const Qual *q)
         qr.qr_negate = q->q_op == QUAL_NE;
         break;
     case QUAL_LT:
-        qr.qr_empty = v == INT64_MIN;
-        hi = qr.qr_empty ? v : v - 1;
+        empty = v == INT64_MIN;
+        hi = empty ? v : v - 1;
         break;
     case QUAL_LE:
         hi = v;
         break;
     case QUAL_GT:
-        qr.qr_empty = v == INT64_MAX;
-        lo = qr.qr_empty ? v : v + 1;
+        empty = v == INT64_MAX;
+        lo = empty ? v : v + 1;
         break;
     case QUAL_GE:
         lo = v;
         break;
+    }
+    if (empty) { /* nothing passes: the complement of every value */
+        lo = INT64_MIN, hi = INT64_MAX;
+        qr.qr_negate = true;
     }
     qr.qr_lo = (uint64_t)lo;
     qr.qr_span = (uint64_t)hi - (uint64_t)lo;

@@ -22,7 +22,7 @@ typedef struct Qual {
     int64_t q_value;
 } Qual;
 
-/* The seed's qual, which no row satisfies: k = -1. */
+/* The 1998 experiment's qual, which no row satisfies: k = -1. */
 #define QUAL_DEFAULT ((Qual){.q_col = QUAL_K, .q_op = QUAL_EQ, .q_value = -1})
 
 /*
@@ -42,8 +42,8 @@ const char *qual_format(const Qual *q, char *buf, size_t len);
 typedef struct QualRange {
     unsigned qr_off;  /* the column's offset in a tuple of t */
     bool qr_wide;     /* an int8 column (else int4) */
-    bool qr_negate;   /* the qual is "x not in [lo, hi]" */
-    bool qr_empty;    /* no value passes (x < INT64_MIN, x > INT64_MAX) */
+    bool qr_negate;   /* the qual is "x not in [lo, hi]"; a qual no value passes
+                         (x < INT64_MIN, x > INT64_MAX) is "not in the whole range" */
     uint64_t qr_lo;   /* lower bound, as unsigned */
     uint64_t qr_span; /* hi - lo, as unsigned */
 } QualRange;
@@ -51,7 +51,7 @@ typedef struct QualRange {
 /* Compile q into a range test. */
 QualRange qual_compile(const Qual *q);
 
-/* Does the tuple of t at tup (at least 40 bytes long) pass? */
+/* Does the tuple of t at tup (at least 40 bytes long, no column null) pass? */
 static inline bool qual_range_test(const QualRange *qr, const unsigned char *tup)
 {
     int64_t x;
@@ -63,7 +63,7 @@ static inline bool qual_range_test(const QualRange *qr, const unsigned char *tup
         x = x32;
     }
     bool in = (uint64_t)x - qr->qr_lo <= qr->qr_span;
-    return (in != qr->qr_negate) & !qr->qr_empty;
+    return in != qr->qr_negate;
 }
 
 /* Evaluate q on a value of its column (the plain way: tests use it as the
@@ -85,6 +85,17 @@ static inline bool qual_test(const Qual *q, int64_t x)
         return x >= q->q_value;
     }
     return false;
+}
+
+/* Does row pass q?  A null in q's column passes nothing, as in SQL. */
+static inline bool qual_row_test(const Qual *q, const HeapRow *row)
+{
+    static const uint8_t null_bit[] = {
+        [QUAL_ID] = HEAP_NULL_ID, [QUAL_K] = HEAP_NULL_K, [QUAL_V] = HEAP_NULL_V};
+    if (row->nulls & null_bit[q->q_col])
+        return false;
+    int64_t x = q->q_col == QUAL_ID ? row->id : q->q_col == QUAL_K ? row->k : row->v;
+    return qual_test(q, x);
 }
 
 #endif

@@ -4,62 +4,24 @@
 #include "seqscan.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define HAVE_AVX512_LOOP 1
-#else
-#define HAVE_AVX512_LOOP 0
-#endif
+/* Where pad's varlena header starts when nothing is null. */
+#define PLAIN_PAD_OFF (HEAP_TUPLE_HOFF + HEAP_DATA_PAD_OFF)
 
-/* The smallest tuple of t: header, id, k, v and a 1-byte varlena header. */
-#define MIN_TUPLE_LEN (HEAP_TUPLE_HOFF + HEAP_DATA_PAD_OFF + 1)
-
-void seqscan_begin(SeqScan *ss, BufMgr *bm, const Qual *qual, bool skip_corrupt,
-                   TupleLoop loop)
+void seqscan_begin(SeqScan *ss, BufMgr *bm, PgXact *xact, const Qual *qual,
+                   bool skip_corrupt)
 {
     memset(ss, 0, sizeof(*ss));
     ss->ss_bm = bm;
+    ss->ss_xact = xact;
     ss->ss_qual = *qual;
     ss->ss_range = qual_compile(qual);
     ss->ss_skip_corrupt = skip_corrupt;
-    ss->ss_loop = tuple_loop_resolve(loop);
     ss->ss_nblocks = bufmgr_nblocks(bm);
     ss->ss_buf = INVALID_BUFFER;
     bufmgr_scan_hint(bm, 0, ss->ss_nblocks);
-}
-
-bool tuple_loop_available(TupleLoop loop)
-{
-    if (loop != TUPLE_LOOP_AVX512)
-        return true;
-#if HAVE_AVX512_LOOP
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl");
-#else
-    return false;
-#endif
-}
-
-TupleLoop tuple_loop_resolve(TupleLoop loop)
-{
-    if (loop == TUPLE_LOOP_SCALAR)
-        return loop;
-    /* auto, or avx512 asked for where the CPU lacks it (callers check first) */
-    return tuple_loop_available(TUPLE_LOOP_AVX512) ? TUPLE_LOOP_AVX512
-                                                   : TUPLE_LOOP_SCALAR;
-}
-
-const char *tuple_loop_name(TupleLoop loop)
-{
-    static const char *const names[] = {
-        [TUPLE_LOOP_AUTO] = "auto",
-        [TUPLE_LOOP_SCALAR] = "scalar",
-        [TUPLE_LOOP_AVX512] = "avx512",
-    };
-    return names[loop];
 }
 
 static void release_page(SeqScan *ss)
@@ -70,161 +32,158 @@ static void release_page(SeqScan *ss)
     }
 }
 
-static inline bool tuple_visible(const HeapTupleHeaderData *h)
+/*
+ * The rest of the common case once heap_tuple_is_plain() holds: pad has a
+ * 1-byte header (its length, header included, in the top 7 bits, the low
+ * bit set) and ends exactly at the tuple's end.  One compare: the header
+ * byte a tuple of len bytes must have.  len > PLAIN_PAD_OFF is known.
+ */
+static inline bool plain_pad_fits(const unsigned char *t, unsigned len)
 {
-    /* the common case first: committed (or frozen) and never deleted */
-    const uint16_t both = HEAP_XMIN_COMMITTED | HEAP_XMAX_INVALID;
-    if ((h->t_infomask & both) == both)
-        return true;
-    bool xmin_ok =
-        (h->t_infomask & HEAP_XMIN_COMMITTED) || h->t_xmin == FROZEN_TRANSACTION_ID;
-    bool xmax_ok = (h->t_infomask & HEAP_XMAX_INVALID) || h->t_xmax == 0;
-    return xmin_ok && xmax_ok;
+    return t[PLAIN_PAD_OFF] == ((len - PLAIN_PAD_OFF) << 1 | 1);
+}
+
+/* Does a tuple of len bytes at off leave the page, or not hold a header? */
+static bool off_page(ptrdiff_t off, unsigned len)
+{
+    return off + len > BLCKSZ || len < sizeof(HeapTupleHeaderData);
+}
+
+/* Reword err (from heap or pgxact) as a refusal of item of block blkno. */
+static int refuse_item(SeqScan *ss, uint64_t blkno, unsigned item, HsError *err)
+{
+    char what[sizeof(err->file) + sizeof(err->msg) + 4];
+    snprintf(what, sizeof(what), "%s%s%s", err->file, err->file[0] ? ": " : "",
+             err->msg);
+    return hs_error_set(err, err->code, bufmgr_path(ss->ss_bm), (int64_t)blkno,
+                        "item %u: %s", item, what);
+}
+
+/* What decide_tuple() found. */
+enum { TUPLE_INVISIBLE = 0, TUPLE_VISIBLE = 1, TUPLE_PASSES = 2 };
+
+/*
+ * A tuple the common case does not decide: its visibility in full, then
+ * whether it is a row of t and passes the qual.  TUPLE_INVISIBLE,
+ * TUPLE_VISIBLE, TUPLE_PASSES (visible and the qual passes it), or a
+ * negative code with err naming the item.
+ */
+static int decide_tuple(SeqScan *ss, uint64_t blkno, unsigned item,
+                        const unsigned char *t, unsigned len, bool all_visible,
+                        HsError *err)
+{
+    if (off_page(t - ss->ss_page, len))
+        return hs_error_set(err, HS_ECORRUPT, bufmgr_path(ss->ss_bm), (int64_t)blkno,
+                            "line pointer %u out of bounds (lp_off %u, lp_len %u)",
+                            item, (unsigned)(t - ss->ss_page), len);
+    if (!all_visible) {
+        HeapTupleHeaderData h;
+        memcpy(&h, t, sizeof(h));
+        int vis = heap_tuple_visibility(&h, ss->ss_xact, err);
+        if (vis <= 0)
+            return vis < 0 ? refuse_item(ss, blkno, item, err) : TUPLE_INVISIBLE;
+    }
+    HeapRow row;
+    char why[200];
+    if (heap_tuple_check(t, len, &row, why, sizeof(why)) < 0)
+        return hs_error_set(err, HS_EREFUSED, bufmgr_path(ss->ss_bm), (int64_t)blkno,
+                            "item %u: not a row of t (id int4, k int4, v int8, pad "
+                            "text): %s",
+                            item, why);
+    return qual_row_test(&ss->ss_qual, &row) ? TUPLE_PASSES : TUPLE_VISIBLE;
 }
 
 /*
  * Walk the line pointers of block blkno once: count the visible tuples,
- * keep the offsets of those that satisfy the qual.  A line pointer that
- * leaves the page, or a tuple too short to be one of t's, is an error.
+ * keep those that satisfy the qual.  A line pointer that leaves the page,
+ * or one too short for a tuple header, is an error; so is a visible tuple
+ * that is not a row of t, or one whose visibility nothing decides.  wide
+ * (the qual's column is v) is a constant in each caller, so the qual's load
+ * is chosen once, not per tuple.
  */
-static int collect_scalar(SeqScan *ss, uint64_t blkno, unsigned nitems,
-                          bool all_visible, HsError *err)
+static inline __attribute__((always_inline)) int
+collect_items(SeqScan *ss, uint64_t blkno, unsigned nitems, bool all_visible, bool wide,
+              HsError *err)
 {
     const unsigned char *page = ss->ss_page;
-    const QualRange rt = ss->ss_range;
     const ItemId *lp = page_linp_const(page);
+    const uint64_t lo = ss->ss_range.qr_lo, span = ss->ss_range.qr_span;
+    const unsigned col = ss->ss_range.qr_off;
+    const bool negate = ss->ss_range.qr_negate;
+    const uint64_t mask = heap_plain_mask(all_visible), want = heap_plain_want(all_visible);
+    ScanItem *match = ss->ss_match;
     unsigned nmatch = 0, visible = 0;
 
     for (unsigned i = 0; i < nitems; i++) {
-        ItemId id = lp[i];
+        ItemId id = lp[i]; /* read once: the page may change under an mmap scan */
         if (item_id_flags(id) != LP_NORMAL)
             continue;
         unsigned off = item_id_off(id), len = item_id_len(id);
-        if (off + len > BLCKSZ || len < MIN_TUPLE_LEN)
-            return hs_error_set(err, HS_ECORRUPT, bufmgr_path(ss->ss_bm),
-                                (int64_t)blkno,
-                                "line pointer %u out of bounds (lp_off %u, lp_len %u)",
-                                i + 1, off, len);
         const unsigned char *t = page + off;
-        if (!all_visible && !tuple_visible((const HeapTupleHeaderData *)t))
-            continue;
+        bool pass;
+        if (off + len <= BLCKSZ && len > PLAIN_PAD_OFF &&
+            heap_tuple_matches(t, mask, want) && plain_pad_fits(t, len)) {
+            int64_t x;
+            if (wide) {
+                memcpy(&x, t + col, 8);
+            } else {
+                int32_t x32;
+                memcpy(&x32, t + col, 4);
+                x = x32;
+            }
+            pass = ((uint64_t)x - lo <= span) != negate;
+        } else {
+            int rc = decide_tuple(ss, blkno, i + 1, t, len, all_visible, err);
+            if (rc <= TUPLE_INVISIBLE) {
+                if (rc < 0)
+                    return rc;
+                continue;
+            }
+            pass = rc == TUPLE_PASSES;
+        }
         visible++;
-        ss->ss_match[nmatch] = (uint16_t)(i + 1);
-        nmatch += qual_range_test(&rt, t); /* kept only if it passes */
+        match[nmatch] = (ScanItem)id | (ScanItem)(i + 1) << 32;
+        nmatch += pass; /* kept only if it passes */
     }
     ss->ss_rows_scanned += visible;
     ss->ss_nmatch = nmatch;
     return 0;
 }
 
-#if HAVE_AVX512_LOOP
-#define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,popcnt")))
-
-/* Lanes of x (eight int64) in [lo, lo + span], as one unsigned compare. */
-AVX512 static inline __mmask8 in_range8(__m512i x, __m512i lo, __m512i span)
+static int collect_page_items(SeqScan *ss, uint64_t blkno, unsigned nitems,
+                              bool all_visible, HsError *err)
 {
-    return _mm512_cmple_epu64_mask(_mm512_sub_epi64(x, lo), span);
+    return ss->ss_range.qr_wide
+               ? collect_items(ss, blkno, nitems, all_visible, true, err)
+               : collect_items(ss, blkno, nitems, all_visible, false, err);
 }
-
-/*
- * The same walk, 16 line pointers at a time: decode them in vector
- * registers, gather the 16 tuples' t_infomask and the qual's column, and
- * compress the passing offsets into ss_match.  Only the common case is
- * done here: it returns false, with no count changed, for a page with a
- * line pointer out of bounds or a tuple whose visibility needs more than
- * "xmin committed and xmax invalid" (the scalar loop then does the page and
- * reports the error exactly).  Gathers are masked to the normal line
- * pointers, and those were checked to lie in the page first.
- */
-AVX512 static bool collect_avx512(SeqScan *ss, unsigned nitems, bool all_visible)
-{
-    const unsigned char *page = ss->ss_page;
-    const QualRange rt = ss->ss_range;
-    const ItemId *lp = page_linp_const(page);
-    const __m512i lanes =
-        _mm512_setr_epi32(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
-    const __m512i zero = _mm512_setzero_si512();
-    const __m512i both = _mm512_set1_epi32(HEAP_XMIN_COMMITTED | HEAP_XMAX_INVALID);
-    const __m512i lo = _mm512_set1_epi64((long long)rt.qr_lo);
-    const __m512i span = _mm512_set1_epi64((long long)rt.qr_span);
-    const __m512i col = _mm512_set1_epi32((int)rt.qr_off);
-    uint16_t *match = ss->ss_match; /* unused until ss_nmatch says so */
-    unsigned nmatch = 0, visible = 0;
-
-    for (unsigned i = 0; i < nitems; i += 16) {
-        __mmask16 in =
-            (__mmask16)(nitems - i >= 16 ? 0xffff : (1u << (nitems - i)) - 1);
-        __m512i w = _mm512_maskz_loadu_epi32(in, lp + i);
-        __m512i flags =
-            _mm512_and_si512(_mm512_srli_epi32(w, 15), _mm512_set1_epi32(3));
-        __mmask16 normal =
-            _mm512_mask_cmpeq_epi32_mask(in, flags, _mm512_set1_epi32(LP_NORMAL));
-        __m512i off = _mm512_and_si512(w, _mm512_set1_epi32(0x7fff));
-        __m512i len = _mm512_srli_epi32(w, 17);
-        __mmask16 bad =
-            _mm512_mask_cmpgt_epu32_mask(normal, _mm512_add_epi32(off, len),
-                                         _mm512_set1_epi32(BLCKSZ)) |
-            _mm512_mask_cmplt_epu32_mask(normal, len, _mm512_set1_epi32(MIN_TUPLE_LEN));
-        if (bad)
-            return false;
-        if (!all_visible) {
-            __m512i at = _mm512_add_epi32(
-                off, _mm512_set1_epi32(offsetof(HeapTupleHeaderData, t_infomask)));
-            __m512i mask = _mm512_mask_i32gather_epi32(zero, normal, at, page, 1);
-            if (_mm512_mask_cmpeq_epi32_mask(normal, _mm512_and_si512(mask, both),
-                                             both) != normal)
-                return false;
-        }
-        visible += (unsigned)__builtin_popcount(normal);
-
-        __m512i at = _mm512_add_epi32(off, col);
-        __m512i xlo, xhi;
-        if (rt.qr_wide) {
-            xlo = _mm512_mask_i32gather_epi64(zero, (__mmask8)normal,
-                                              _mm512_castsi512_si256(at), page, 1);
-            xhi =
-                _mm512_mask_i32gather_epi64(zero, (__mmask8)(normal >> 8),
-                                            _mm512_extracti64x4_epi64(at, 1), page, 1);
-        } else {
-            __m512i x = _mm512_mask_i32gather_epi32(zero, normal, at, page, 1);
-            xlo = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(x));
-            xhi = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(x, 1));
-        }
-        __mmask16 pass = (__mmask16)(in_range8(xlo, lo, span) |
-                                     (unsigned)in_range8(xhi, lo, span) << 8);
-        if (rt.qr_negate)
-            pass = (__mmask16)~pass;
-        pass = rt.qr_empty ? 0 : pass & normal;
-
-        unsigned npass = (unsigned)__builtin_popcount(pass);
-        __m512i idx = _mm512_maskz_compress_epi32(
-            pass, _mm512_add_epi32(lanes, _mm512_set1_epi32((int)i)));
-        _mm256_mask_storeu_epi16(match + nmatch, (__mmask16)((1u << npass) - 1),
-                                 _mm512_cvtepi32_epi16(idx));
-        nmatch += npass;
-    }
-    ss->ss_rows_scanned += visible;
-    ss->ss_nmatch = nmatch;
-    return true;
-}
-#endif
 
 static int collect_page(SeqScan *ss, uint64_t blkno, HsError *err)
 {
     const PageHeaderData *ph = page_header(ss->ss_page);
-    unsigned nitems = page_max_offset(ss->ss_page);
-    if (ph->pd_lower > BLCKSZ || nitems > MAX_HEAP_TUPLES_PER_PAGE)
+    uint16_t lower = ph->pd_lower; /* read once */
+    unsigned nitems =
+        lower <= SIZE_OF_PAGE_HEADER ? 0 : (lower - SIZE_OF_PAGE_HEADER) / sizeof(ItemId);
+    if (lower > BLCKSZ || nitems > MAX_HEAP_TUPLES_PER_PAGE)
         return hs_error_set(err, HS_ECORRUPT, bufmgr_path(ss->ss_bm), (int64_t)blkno,
-                            "invalid page header (pd_lower %u)", ph->pd_lower);
+                            "invalid page header (pd_lower %u)", lower);
     const bool all_visible = (ph->pd_flags & PD_ALL_VISIBLE) != 0;
-    int rc = 0;
-#if HAVE_AVX512_LOOP
-    if (ss->ss_loop != TUPLE_LOOP_AVX512 || !collect_avx512(ss, nitems, all_visible))
-#endif
-        rc = collect_scalar(ss, blkno, nitems, all_visible, err);
+    int rc = collect_page_items(ss, blkno, nitems, all_visible, err);
     if (rc == 0) {
         ss->ss_pages_scanned++;
         ss->ss_pos = 0;
+    }
+    return rc;
+}
+
+/* A page that failed: skip it (SEQSCAN_SKIPPED) when damage may be skipped,
+ * else the error. */
+static int page_failed(SeqScan *ss, int rc)
+{
+    ss->ss_nmatch = ss->ss_pos = 0;
+    if (rc == HS_ECORRUPT && ss->ss_skip_corrupt) {
+        ss->ss_pages_skipped++;
+        return SEQSCAN_SKIPPED;
     }
     return rc;
 }
@@ -240,21 +199,12 @@ static int advance_page(SeqScan *ss, HsError *err)
     int rc = bufmgr_read(ss->ss_bm, blkno, &ss->ss_buf, &page, err);
     if (rc < 0) {
         ss->ss_buf = INVALID_BUFFER;
-        ss->ss_nmatch = ss->ss_pos = 0;
-        if (rc == HS_ECORRUPT && ss->ss_skip_corrupt) {
-            ss->ss_pages_skipped++;
-            return SEQSCAN_SKIPPED;
-        }
-        return rc;
+        return page_failed(ss, rc);
     }
     ss->ss_page = page;
     if ((rc = collect_page(ss, blkno, err)) < 0) {
         release_page(ss);
-        if (rc == HS_ECORRUPT && ss->ss_skip_corrupt) {
-            ss->ss_pages_skipped++;
-            return SEQSCAN_SKIPPED;
-        }
-        return rc;
+        return page_failed(ss, rc);
     }
     return SEQSCAN_ROW; /* a page is ready (maybe with no matches) */
 }
@@ -266,20 +216,43 @@ int seqscan_next(SeqScan *ss, HeapRow *row, HsError *err)
         if (rc != SEQSCAN_ROW)
             return rc;
     }
-    unsigned off = ss->ss_match[ss->ss_pos++];
-    ItemId id = page_item_id(ss->ss_page, off);
-    if (heap_tuple_deform(ss->ss_page + item_id_off(id), item_id_len(id), row) < 0)
-        return hs_error_set(err, HS_ECORRUPT, bufmgr_path(ss->ss_bm),
+    ScanItem m = ss->ss_match[ss->ss_pos++];
+    ItemId id = (ItemId)m;
+    char why[200];
+    /* checked when the page was walked: only bytes changing since fail here */
+    if (heap_tuple_check(ss->ss_page + item_id_off(id), item_id_len(id), row, why,
+                         sizeof(why)) < 0)
+        return hs_error_set(err, HS_EREFUSED, bufmgr_path(ss->ss_bm),
                             (int64_t)(ss->ss_next_blk - 1),
-                            "tuple %u is not a row of t (id int4, k int4, v int8, "
-                            "pad text)",
-                            off);
+                            "item %u is no longer a row of t (%s): the page changed "
+                            "during the scan",
+                            (unsigned)(m >> 32), why);
     return SEQSCAN_ROW;
 }
 
 void seqscan_end(SeqScan *ss)
 {
     release_page(ss);
+}
+
+const char *scan_sum_format(ScanSum v, char *buf, size_t len)
+{
+    char digits[48];
+    size_t n = 0;
+    /* work on the magnitude as unsigned: -(INT128_MIN) does not fit */
+    __extension__ unsigned __int128 m =
+        v < 0 ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
+    do {
+        digits[n++] = (char)('0' + (int)(m % 10));
+        m /= 10;
+    } while (m != 0);
+    size_t w = 0;
+    if (v < 0 && w + 1 < len)
+        buf[w++] = '-';
+    while (n > 0 && w + 1 < len)
+        buf[w++] = digits[--n];
+    buf[w] = '\0';
+    return buf;
 }
 
 int executor_run(SeqScan *ss, ScanSink *sink,
@@ -291,7 +264,10 @@ int executor_run(SeqScan *ss, ScanSink *sink,
         int rc = seqscan_next(ss, &row, err);
         if (rc == SEQSCAN_ROW) {
             sink->sk_rows++;
-            sink->sk_sum_v += row.v;
+            if (!(row.nulls & HEAP_NULL_V)) {
+                sink->sk_sum_v += row.v;
+                sink->sk_nsum_v++;
+            }
         } else if (rc == SEQSCAN_SKIPPED) {
             if (on_skip)
                 on_skip(err, arg);

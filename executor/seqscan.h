@@ -12,13 +12,23 @@
  * offsets of the visible tuples that satisfy the qual; rows are then handed
  * out from that list while the page stays pinned.
  *
- * Visibility without a commit log: a tuple is visible when its xmin is
- * committed or frozen (HEAP_XMIN_COMMITTED, or t_xmin 2) and it has no
- * deleter (HEAP_XMAX_INVALID, or t_xmax 0).  On a PD_ALL_VISIBLE page every
+ * Visibility (heap_tuple_visibility()): as PostgreSQL's once every
+ * transaction has ended.  Hint bits, frozen xids and lock-only xmax decide
+ * most tuples; a stopped cluster's pg_xact (ss_xact) decides the rest.  A
+ * tuple nothing decides stops the scan with HS_EREFUSED naming the block,
+ * the item and the xid: never a guess.  On a PD_ALL_VISIBLE page every
  * normal tuple is visible without looking, as PostgreSQL does.
  *
- * Line pointers are bounds-checked even when verification is off, so bytes
- * that are not a heap page give an error, never a crash or a wrong row.
+ * Every visible tuple is checked to be a row of t (heap_tuple_check()),
+ * whether or not the qual passes it, so a table of another schema is
+ * refused on its first visible tuple.  The common case (committed, never
+ * deleted, no nulls, pad inline: every tuple mkheap writes) costs one test
+ * of the header word and one of pad's length byte.
+ *
+ * Line pointers are read once, bounds-checked where they are read (even
+ * when verification is off) and kept as read, so bytes that are not a heap
+ * page, or a page changing under an mmap scan, give an error, never a read
+ * outside the page.
  */
 #ifndef HEAPSCAN_SEQSCAN_H
 #define HEAPSCAN_SEQSCAN_H
@@ -36,66 +46,61 @@ enum {
     SEQSCAN_SKIPPED = 2, /* a damaged page was skipped; err says which and why */
 };
 
-/*
- * The loop that walks a page's line pointers.  Both give the same answer:
- * scalar, one line pointer at a time, anywhere; avx512, 16 at a time with
- * gathers, on CPUs with AVX-512 F, BW and VL (it leaves the rare page with
- * a bad line pointer, or tuples without the committed/xmax-invalid hint
- * bits, to the scalar loop).  auto: the fastest this CPU has.
- */
-typedef enum TupleLoop {
-    TUPLE_LOOP_AUTO,
-    TUPLE_LOOP_SCALAR,
-    TUPLE_LOOP_AVX512
-} TupleLoop;
-
-/* Can this CPU run loop? (auto and scalar: always.) */
-bool tuple_loop_available(TupleLoop loop);
-/* The loop a scan asked to run loop runs: auto (or avx512 where the CPU
- * lacks it) becomes the fastest this CPU has. */
-TupleLoop tuple_loop_resolve(TupleLoop loop);
-/* "auto", "scalar", "avx512". */
-const char *tuple_loop_name(TupleLoop loop);
+/* A matching tuple of the current page: its line pointer as it was read
+ * (lp_off, lp_len) in the low 32 bits, its 1-based number in the high 32
+ * (one store in the tuple loop). */
+typedef uint64_t ScanItem;
 
 typedef struct SeqScan {
     BufMgr *ss_bm;
+    PgXact *ss_xact; /* the cluster's transaction status, or NULL */
     Qual ss_qual;
     QualRange ss_range;   /* ss_qual compiled for the tuple loop */
     bool ss_skip_corrupt; /* skip pages that fail verification, and go on */
-    TupleLoop ss_loop;    /* resolved: scalar or avx512 */
     uint64_t ss_nblocks;  /* pages in the relation */
     uint64_t ss_next_blk; /* the next page to move onto */
     Buffer ss_buf;        /* the pinned current page, or INVALID_BUFFER */
     const unsigned char *ss_page;
-    uint16_t ss_match[MAX_HEAP_TUPLES_PER_PAGE]; /* offsets of matching tuples */
+    ScanItem ss_match[MAX_HEAP_TUPLES_PER_PAGE]; /* matching tuples of the page */
     unsigned ss_nmatch, ss_pos;
     uint64_t ss_rows_scanned;  /* visible tuples the qual was tested on */
     uint64_t ss_pages_scanned; /* pages walked */
     uint64_t ss_pages_skipped; /* pages skipped as damaged */
 } SeqScan;
 
-/* Start a scan of every block of bm's relation, walking pages with loop
- * (as tuple_loop_resolve() resolves it). */
-void seqscan_begin(SeqScan *ss, BufMgr *bm, const Qual *qual, bool skip_corrupt,
-                   TupleLoop loop);
+/* Start a scan of every block of bm's relation.  xact (may be NULL) is the
+ * stopped cluster the relation belongs to, for tuples hint bits do not
+ * decide. */
+void seqscan_begin(SeqScan *ss, BufMgr *bm, PgXact *xact, const Qual *qual,
+                   bool skip_corrupt);
 
 /*
  * The next row matching the qual: SEQSCAN_ROW with *row filled (row->pad
  * points into the pinned page, valid until the next call), SEQSCAN_DONE at
  * the end, SEQSCAN_SKIPPED when skip_corrupt let a damaged page go (err says
- * which; call again to go on), or a negative code with err filled.
+ * which; call again to go on), or a negative code with err filled:
+ * HS_ECORRUPT for a page that fails verification or a line pointer out of
+ * bounds, HS_EREFUSED for a tuple whose visibility nothing decides or that
+ * is not a row of t (never skipped: they are not damage).
  */
 int seqscan_next(SeqScan *ss, HeapRow *row, HsError *err);
 
 /* Release the current page, if any. */
 void seqscan_end(SeqScan *ss);
 
-/* What a scan hands its rows to: the seed's query returns nothing, so
- * counting and summing is all a sink needs. */
+/* sum(v), exact: 2^31 rows of int8 need 95 bits, so 128. */
+__extension__ typedef __int128 ScanSum;
+
+/* What a scan hands its rows to: the query the 1998 experiment timed
+ * returns nothing, so counting and summing is all a sink needs. */
 typedef struct ScanSink {
-    uint64_t sk_rows; /* rows returned */
-    int64_t sk_sum_v; /* sum(v) of them, exact */
+    uint64_t sk_rows;   /* rows returned: count(*) */
+    ScanSum sk_sum_v;   /* sum(v) of those whose v is not null */
+    uint64_t sk_nsum_v; /* how many those are: sum(v) is NULL when 0, as in SQL */
 } ScanSink;
+
+/* Format v exactly in decimal into buf (at least 41 bytes). */
+const char *scan_sum_format(ScanSum v, char *buf, size_t len);
 
 /*
  * Run ss to the end into sink.  on_skip (may be NULL) is told of each

@@ -23,6 +23,8 @@ enum {
     HS_EUSAGE = -1002,   /* an argument outside its allowed range */
     HS_EEXIST = -1003,   /* refused to replace an existing table */
     HS_EINTR = -1004,    /* interrupted by a signal the caller asked us to honour */
+    HS_EREFUSED = -1005, /* input heapscan cannot decide (a tuple's visibility, another
+                            schema, a running cluster): refused, never guessed */
 };
 
 typedef struct HsError {

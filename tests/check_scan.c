@@ -107,43 +107,36 @@ typedef struct Setting {
     BufAccess access;
     size_t pool, combine, chunk;
     BufStrategy strategy;
-    int workers;    /* read: I/O workers (0, 1) */
-    TupleLoop loop; /* the executor's tuple loop */
+    int workers; /* read: I/O workers (0, 1) */
 } Setting;
 
-#define AUTO_LOOP TUPLE_LOOP_AUTO
 static const Setting settings[] = {
     {"read combine 8k, big pool", BUF_ACCESS_READ, 64 << 20, 8 << 10, 0,
-     BUF_STRATEGY_NORMAL, 0, AUTO_LOOP},
+     BUF_STRATEGY_NORMAL, 0},
     {"read combine 128k, big pool", BUF_ACCESS_READ, 64 << 20, 128 << 10, 0,
-     BUF_STRATEGY_NORMAL, 0, AUTO_LOOP},
+     BUF_STRATEGY_NORMAL, 0},
     {"read combine 128k, big pool, worker", BUF_ACCESS_READ, 64 << 20, 128 << 10, 0,
-     BUF_STRATEGY_NORMAL, 1, AUTO_LOOP},
+     BUF_STRATEGY_NORMAL, 1},
     {"read combine 128k, ring", BUF_ACCESS_READ, 64 << 20, 128 << 10, 0,
-     BUF_STRATEGY_RING, 0, AUTO_LOOP},
+     BUF_STRATEGY_RING, 0},
     {"read combine 128k, ring, worker", BUF_ACCESS_READ, 64 << 20, 128 << 10, 0,
-     BUF_STRATEGY_RING, 1, AUTO_LOOP},
+     BUF_STRATEGY_RING, 1},
     {"read combine 8k, small pool", BUF_ACCESS_READ, 512 << 10, 8 << 10, 0,
-     BUF_STRATEGY_NORMAL, 1, AUTO_LOOP},
+     BUF_STRATEGY_NORMAL, 1},
     {"read combine 128k, small pool", BUF_ACCESS_READ, 512 << 10, 128 << 10, 0,
-     BUF_STRATEGY_NORMAL, 0, AUTO_LOOP},
+     BUF_STRATEGY_NORMAL, 0},
     {"read combine 64k, small pool, auto", BUF_ACCESS_READ, 512 << 10, 64 << 10, 0,
-     BUF_STRATEGY_AUTO, 1, AUTO_LOOP},
-    {"mmap 8k", BUF_ACCESS_MMAP, 0, 0, 8 << 10, 0, 0, AUTO_LOOP},
-    {"mmap 8M", BUF_ACCESS_MMAP, 0, 0, 8 << 20, 0, 0, AUTO_LOOP},
-    {"mmap 32M", BUF_ACCESS_MMAP, 0, 0, 32 << 20, 0, 0, AUTO_LOOP},
-    {"mmap whole", BUF_ACCESS_MMAP, 0, 0, 0, 0, 0, AUTO_LOOP},
-    /* the portable loop, on CPUs where auto picks AVX-512 */
-    {"read combine 128k, ring, scalar loop", BUF_ACCESS_READ, 64 << 20, 128 << 10, 0,
-     BUF_STRATEGY_RING, 0, TUPLE_LOOP_SCALAR},
-    {"mmap 8M, scalar loop", BUF_ACCESS_MMAP, 0, 0, 8 << 20, 0, 0, TUPLE_LOOP_SCALAR},
+     BUF_STRATEGY_AUTO, 1},
+    {"mmap 8k", BUF_ACCESS_MMAP, 0, 0, 8 << 10, 0, 0},
+    {"mmap 8M", BUF_ACCESS_MMAP, 0, 0, 8 << 20, 0, 0},
+    {"mmap 32M", BUF_ACCESS_MMAP, 0, 0, 32 << 20, 0, 0},
+    {"mmap whole", BUF_ACCESS_MMAP, 0, 0, 0, 0, 0},
 };
-#undef AUTO_LOOP
 #define NSETTINGS (int)(sizeof(settings) / sizeof(settings[0]))
 
 static ScanConfig config_for(const char *path, const Table *t, const Setting *s)
 {
-    ScanConfig cfg = {.sc_path = path, .sc_cache = CACHE_ASIS, .sc_loop = s->loop};
+    ScanConfig cfg = {.sc_path = path, .sc_cache = CACHE_ASIS};
     bufmgr_default_options(&cfg.sc_bufopt);
     cfg.sc_bufopt.bo_access = s->access;
     cfg.sc_bufopt.bo_seg_blocks = t->seg_blocks;
@@ -198,14 +191,16 @@ END_TEST
 /* ---- the tuple loops ---------------------------------------------------- */
 
 /*
- * Rewrite every page of path so a tuple loop meets what heap pages can
+ * Rewrite every page of path so the tuple loop meets what heap pages can
  * hold: unused, dead and redirect line pointers; line pointer counts of 1,
- * 15, 16 and 17 (either side of a 16-lane vector); tuples without hint
- * bits, deleted, or frozen by t_xmin only; all-visible pages; column values
- * at the edges of int4 and int8.  Every other page keeps its tuples hinted
- * so the vector loop does it whole.  Checksums are set again.
+ * 15, 16 and 17; nulls in any column; all-visible pages; column values at
+ * the edges of int4 and int8; and on odd blocks tuples whose visibility
+ * the hint bits, the special xids or a lock-only xmax decide without a
+ * transaction log.  Checksums are set again.  vis[b * 291 + i] gets 1 for
+ * each tuple that is visible, as the generator meant it.
  */
-static void make_odd_pages(const char *path, uint64_t nblocks, uint64_t seed)
+static void make_odd_pages(const char *path, uint64_t nblocks, uint64_t seed,
+                           uint8_t *vis)
 {
     static const int32_t i4[] = {INT32_MIN, INT32_MIN + 1, -1, 0, 1, INT32_MAX};
     static const int64_t i8[] = {INT64_MIN, (int64_t)INT32_MIN - 1,  -1,
@@ -219,25 +214,28 @@ static void make_odd_pages(const char *path, uint64_t nblocks, uint64_t seed)
         static const unsigned keep[] = {1, 15, 16, 17};
         if (b % 5 == 4 && page_max_offset(page) > 17)
             ph->pd_lower = (uint16_t)(SIZE_OF_PAGE_HEADER + 4 * keep[b / 5 % 4]);
-        if (b % 7 == 3)
+        bool all_visible = b % 7 == 3;
+        if (all_visible)
             ph->pd_flags |= PD_ALL_VISIBLE;
         unsigned n = page_max_offset(page);
         ItemId *lp = page_linp(page);
         for (unsigned i = 0; i < n; i++) {
             uint64_t r = tu_xorshift(&seed);
             unsigned char *t = page + item_id_off(lp[i]);
-            HeapTupleHeaderData h;
-            memcpy(&h, t, sizeof(h));
+            vis[b * MAX_HEAP_TUPLES_PER_PAGE + i] = 1;
             switch (r % 16) {
             case 0:
                 lp[i] = item_id_make(0, LP_UNUSED, 0);
+                vis[b * MAX_HEAP_TUPLES_PER_PAGE + i] = 0;
                 continue;
             case 1:
                 lp[i] = item_id_make(item_id_off(lp[i]), LP_DEAD, item_id_len(lp[i]));
+                vis[b * MAX_HEAP_TUPLES_PER_PAGE + i] = 0;
                 continue;
             case 2: /* to another line pointer (a redirect to itself is damage) */
                 lp[i] = n > 1 ? item_id_make(i == 0 ? 2 : 1, LP_REDIRECT, 0)
                               : item_id_make(0, LP_UNUSED, 0);
+                vis[b * MAX_HEAP_TUPLES_PER_PAGE + i] = 0;
                 continue;
             case 3:
                 memcpy(t + HEAP_TUPLE_HOFF + 4, &i4[r / 16 % 6], 4); /* k */
@@ -248,99 +246,140 @@ static void make_odd_pages(const char *path, uint64_t nblocks, uint64_t seed)
             case 5:
                 memcpy(t + HEAP_TUPLE_HOFF, &i4[r / 16 % 6], 4); /* id */
                 break;
+            case 6: { /* the same row with some columns null, in place (it shrinks) */
+                HeapRow row;
+                ck_assert_int_eq(heap_tuple_deform(t, item_id_len(lp[i]), &row), 0);
+                row.nulls = (uint8_t)(1 + r / 16 % 15);
+                size_t len = heap_tuple_form(t, &row, (uint32_t)b, i + 1);
+                lp[i] = item_id_make(item_id_off(lp[i]), LP_NORMAL, (unsigned)len);
+                break;
             }
-            if (b % 2 == 0 || r % 16 < 11)
+            }
+            if (b % 2 == 0 || r % 16 < 8)
                 continue; /* keep the hint bits */
-            /* not hinted: visible or not by t_xmin and t_xmax */
-            h.t_infomask &= (uint16_t) ~(HEAP_XMIN_COMMITTED | HEAP_XMAX_INVALID);
-            h.t_xmin = r & 256 ? FROZEN_TRANSACTION_ID : 1000;
-            h.t_xmax = r & 512 ? 0 : 1001;
-            if (r & 1024)
-                h.t_infomask |= HEAP_XMIN_COMMITTED;
-            if (r & 2048)
-                h.t_infomask |= HEAP_XMAX_INVALID;
+            HeapTupleHeaderData h;
+            memcpy(&h, t, sizeof(h));
+            bool visible = true;
+            uint16_t m = h.t_infomask & (uint16_t)~(HEAP_XMIN_FROZEN | HEAP_XMAX_INVALID);
+            switch (r / 256 % 9) {
+            case 0: /* frozen by t_xmin alone, no hints: visible */
+                h.t_xmin = FROZEN_TRANSACTION_ID, h.t_xmax = 0;
+                break;
+            case 1: /* xmin aborted (hint): invisible */
+                h.t_xmin = 1000, m |= HEAP_XMIN_INVALID | HEAP_XMAX_INVALID;
+                visible = false;
+                break;
+            case 2: /* xmin 0 (a super-deleted speculative insert): invisible */
+                h.t_xmin = 0, m |= HEAP_XMAX_INVALID;
+                visible = false;
+                break;
+            case 3: /* deleted by a committed transaction (hint): invisible */
+                h.t_xmin = 1000, h.t_xmax = 1001;
+                m |= HEAP_XMIN_COMMITTED | HEAP_XMAX_COMMITTED;
+                visible = false;
+                break;
+            case 4: /* locked FOR UPDATE, unhinted lock: visible */
+                h.t_xmin = 1000, h.t_xmax = 1001;
+                m |= HEAP_XMIN_COMMITTED | HEAP_XMAX_LOCK_ONLY | HEAP_XMAX_EXCL_LOCK;
+                break;
+            case 5: /* no deleter (t_xmax 0) without the hint: visible */
+                h.t_xmin = 1000, h.t_xmax = 0, m |= HEAP_XMIN_COMMITTED;
+                break;
+            case 6: /* an exclusive lock alone, as before 9.3: visible */
+                h.t_xmin = 1000, h.t_xmax = 1001;
+                m |= HEAP_XMIN_COMMITTED | HEAP_XMAX_EXCL_LOCK;
+                break;
+            case 7: /* a MultiXact whose updater aborted (hint): visible */
+                h.t_xmin = FROZEN_TRANSACTION_ID, h.t_xmax = 7;
+                m |= HEAP_XMAX_IS_MULTI | HEAP_XMAX_INVALID;
+                break;
+            case 8: /* xmin unknown, but a committed transaction deleted it */
+                h.t_xmin = 1000, h.t_xmax = 1001, m |= HEAP_XMAX_COMMITTED;
+                visible = false;
+                break;
+            }
+            h.t_infomask = m;
             memcpy(t, &h, sizeof(h));
+            vis[b * MAX_HEAP_TUPLES_PER_PAGE + i] = visible || all_visible;
         }
+        for (unsigned i = n; i < MAX_HEAP_TUPLES_PER_PAGE; i++)
+            vis[b * MAX_HEAP_TUPLES_PER_PAGE + i] = 0;
         page_set_checksum(page, (uint32_t)b);
         ck_assert_int_eq(pwrite(fd, page, BLCKSZ, (off_t)(b * BLCKSZ)), BLCKSZ);
     }
     close(fd);
 }
 
-/* What a scan of path must give, worked out the plain way from the bytes. */
-static void file_oracle(const char *path, uint64_t nblocks, const Qual *q,
-                        uint64_t *scanned, uint64_t *rows, int64_t *sum_v)
+/* What a scan of path must give: the tuples the generator made visible,
+ * their columns read back, the qual tested the plain way. */
+static void file_oracle(const char *path, uint64_t nblocks, const uint8_t *vis,
+                        const Qual *q, uint64_t *scanned, uint64_t *rows,
+                        ScanSum *sum_v)
 {
+    static const uint8_t null_bit[] = {HEAP_NULL_ID, HEAP_NULL_K, HEAP_NULL_V};
     int fd = open(path, O_RDONLY);
     *scanned = *rows = 0;
     *sum_v = 0;
     for (uint64_t b = 0; b < nblocks; b++) {
         unsigned char page[BLCKSZ];
         ck_assert_int_eq(pread(fd, page, BLCKSZ, (off_t)(b * BLCKSZ)), BLCKSZ);
-        bool all_visible = (page_header(page)->pd_flags & PD_ALL_VISIBLE) != 0;
         for (unsigned i = 0; i < page_max_offset(page); i++) {
+            if (!vis[b * MAX_HEAP_TUPLES_PER_PAGE + i])
+                continue;
             ItemId id = page_linp(page)[i];
-            if (item_id_flags(id) != LP_NORMAL)
-                continue;
-            HeapTupleHeaderData h;
-            memcpy(&h, page + item_id_off(id), sizeof(h));
-            bool xmin_ok = (h.t_infomask & HEAP_XMIN_COMMITTED) ||
-                           h.t_xmin == FROZEN_TRANSACTION_ID;
-            bool xmax_ok = (h.t_infomask & HEAP_XMAX_INVALID) || h.t_xmax == 0;
-            if (!all_visible && !(xmin_ok && xmax_ok))
-                continue;
             HeapRow r;
             ck_assert_int_eq(
                 heap_tuple_deform(page + item_id_off(id), item_id_len(id), &r), 0);
             (*scanned)++;
             int64_t x = q->q_col == QUAL_ID ? r.id : q->q_col == QUAL_K ? r.k : r.v;
-            if (qual_test(q, x)) {
+            if (!(r.nulls & null_bit[q->q_col]) && qual_test(q, x)) {
                 (*rows)++;
-                *sum_v += r.v;
+                *sum_v += r.nulls & HEAP_NULL_V ? 0 : r.v;
             }
         }
     }
     close(fd);
 }
 
-START_TEST(tuple_loops_agree_on_odd_pages)
+START_TEST(odd_pages_give_the_oracles_answer)
 {
     const Table *t = &tables[_i]; /* s1p59 (75 a page), s2p0 (more), s3p200 */
     const char *path = make_table(t);
     uint64_t nblocks = t->rows / heapgen_tuples_per_page(&t->spec) + 1;
-    make_odd_pages(path, nblocks, 42 + (uint64_t)_i);
+    uint8_t *vis = malloc(nblocks * MAX_HEAP_TUPLES_PER_PAGE);
+    make_odd_pages(path, nblocks, 42 + (uint64_t)_i, vis);
     const int64_t consts[] = {INT64_MIN, INT32_MIN, -1,        0,
                               1,         500000,    INT32_MAX, INT64_MAX};
-    int loops[2] = {TUPLE_LOOP_SCALAR, TUPLE_LOOP_AVX512};
-    int nloops = tuple_loop_available(TUPLE_LOOP_AVX512) ? 2 : 1;
     for (int col = QUAL_ID; col <= QUAL_V; col++)
         for (int op = QUAL_EQ; op <= QUAL_GE; op++)
             for (size_t c = 0; c < sizeof(consts) / sizeof(consts[0]); c++) {
                 Qual q = {
                     .q_col = (QualCol)col, .q_op = (QualOp)op, .q_value = consts[c]};
                 uint64_t want_scanned, want_rows;
-                int64_t want_sum;
-                file_oracle(path, nblocks, &q, &want_scanned, &want_rows, &want_sum);
-                for (int l = 0; l < nloops; l++) {
-                    ScanConfig cfg = config_for(path, t, &settings[1]);
+                ScanSum want_sum;
+                file_oracle(path, nblocks, vis, &q, &want_scanned, &want_rows,
+                            &want_sum);
+                for (int s = 1; s < NSETTINGS; s += 8) { /* read 128k; mmap 8M */
+                    ScanConfig cfg = config_for(path, t, &settings[s]);
                     cfg.sc_qual = q;
-                    cfg.sc_loop = (TupleLoop)loops[l];
                     ScanResult r;
                     HsError err;
                     ck_assert_msg(scan_run(&cfg, &r, &err) == 0, "%s", err.msg);
-                    char text[64];
+                    char text[64], got[48], want[48];
                     ck_assert_msg(
                         r.sr_rows_scanned == want_scanned &&
                             r.sr_rows_returned == want_rows && r.sr_sum_v == want_sum,
-                        "%s loop, WHERE %s: scanned %llu returned %llu "
-                        "sum %lld; want %llu %llu %lld",
-                        tuple_loop_name(r.sr_loop), qual_format(&q, text, sizeof(text)),
+                        "%s, WHERE %s: scanned %llu returned %llu sum %s; want %llu "
+                        "%llu %s",
+                        settings[s].name, qual_format(&q, text, sizeof(text)),
                         (unsigned long long)r.sr_rows_scanned,
-                        (unsigned long long)r.sr_rows_returned, (long long)r.sr_sum_v,
+                        (unsigned long long)r.sr_rows_returned,
+                        scan_sum_format(r.sr_sum_v, got, sizeof(got)),
                         (unsigned long long)want_scanned, (unsigned long long)want_rows,
-                        (long long)want_sum);
+                        scan_sum_format(want_sum, want, sizeof(want)));
                 }
             }
+    free(vis);
 }
 END_TEST
 
@@ -358,10 +397,10 @@ static BufMgr *open_bm(const char *path, const BufMgrOptions *o)
 static uint64_t scan_all(BufMgr *bm)
 {
     SeqScan ss;
-    ScanSink sink = {0, 0};
+    ScanSink sink = {0};
     HsError err;
     Qual q = QUAL_DEFAULT;
-    seqscan_begin(&ss, bm, &q, false, TUPLE_LOOP_AUTO);
+    seqscan_begin(&ss, bm, NULL, &q, false);
     ck_assert_msg(executor_run(&ss, &sink, NULL, NULL, &err) == 0, "%s", err.msg);
     ck_assert_uint_eq(bufmgr_pins_held(bm), 0);
     return ss.ss_rows_scanned;
@@ -841,7 +880,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, tu_teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, every_setting_gives_the_generators_answer, 0, NTABLES);
-    tcase_add_loop_test(tc, tuple_loops_agree_on_odd_pages, 0, 3);
+    tcase_add_loop_test(tc, odd_pages_give_the_oracles_answer, 0, 3);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("counters");

@@ -128,9 +128,9 @@ START_TEST(text_report)
     ck_assert_msg(r->status == 0, "%s", r->err);
     const char *lines[] = {"rows scanned       3000\n",
                            "rows returned      0\n",
-                           "sum of v           0\n",
+                           "sum of v           NULL\n",
                            "checksum failures  0\n",
-                           "query              WHERE k = -1; verify on; tuple loop ",
+                           "query              WHERE k = -1; verify on (heapscan checksum)\n",
                            "cache              warm (resident before: 100.0%)\n",
                            "wall ",
                            "user ",
@@ -208,39 +208,44 @@ static const struct {
     {{"--repeat", "0", "T"}, 2, "--repeat"},
     {{"--strategy", "lru", "T"}, 2, "--strategy"},
     {{"--io-workers", "2", "T"}, 2, "--io-workers: '2' is not 0, 1 or auto"},
-    {{"--tuple-loop", "sse", "T"}, 2, "--tuple-loop"},
+    {{"--checksum", "crc", "T"}, 2, "--checksum: 'crc' is not one of heapscan, postgres, none"},
+    {{"--pgdata", "T"}, 2, "no RELFILE given"},
     {{"--buffers", "9T", "--strategy", "normal", "T"}, 2, "at most 8 TiB"},
     {{NULL}, 2, "no TABLE given"},
     {{"T", "T"}, 2, "more than one TABLE"},
 };
 
-START_TEST(tuple_loops_give_the_same_answer)
+START_TEST(checksum_kinds_and_what_a_mismatch_says)
 {
-    const char *t = table("t", "20000");
-    TuRun *r = tu_runl(0, seqscan, "--json", "--where", "v < 1000000000",
-                       "--tuple-loop", "scalar", t, NULL);
+    const char *t = table("t", "2000");
+    /* heapscan's checksum verifies; PostgreSQL's does not match it, and the
+     * message says whose checksum the page holds */
+    TuRun *r = tu_runl(0, seqscan, "--json", t, NULL);
     ck_assert_msg(r->status == 0, "%s", r->err);
-    ck_assert_ptr_nonnull(strstr(r->out, "\"tuple_loop\": \"scalar\""));
-    long long rows = json_int(r->out, "rows_returned"), sum = json_int(r->out, "sum_v");
-    ck_assert_int_gt(rows, 0);
+    ck_assert_ptr_nonnull(strstr(r->out, "\"checksum\": \"heapscan\""));
+    r = tu_runl(0, seqscan, "--checksum", "postgres", t, NULL);
+    ck_assert_int_eq(r->status, 3);
+    ck_assert_ptr_nonnull(strstr(r->err, "block 0: checksum mismatch"));
+    ck_assert_ptr_nonnull(strstr(r->err, "heapscan's checksum of this page"));
+    /* none checks headers and line pointers only, and counts every page */
+    r = tu_runl(0, seqscan, "--json", "--checksum", "none", t, NULL);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    ck_assert_ptr_nonnull(strstr(r->out, "\"checksum\": \"none\""));
+    ck_assert_int_eq(json_int(r->out, "pages_verified"), json_int(r->out, "pages"));
+}
+END_TEST
 
-    /* avx512 runs where the CPU has it, and is a usage error where not */
-    r = tu_runl(0, seqscan, "--json", "--where", "v < 1000000000", "--tuple-loop",
-                "avx512", t, NULL);
-    bool simd = r->status == 0;
-    if (simd) {
-        ck_assert_ptr_nonnull(strstr(r->out, "\"tuple_loop\": \"avx512\""));
-        ck_assert_int_eq(json_int(r->out, "rows_returned"), rows);
-        ck_assert_int_eq(json_int(r->out, "sum_v"), sum);
-    } else {
-        ck_assert_int_eq(r->status, 2);
-        ck_assert_ptr_nonnull(strstr(r->err, "this CPU cannot run 'avx512'"));
-    }
-    /* auto picks it when it can; the text report says which ran */
-    r = tu_runl(0, seqscan, "--where", "v < 1000000000", t, NULL);
-    ck_assert_int_eq(r->status, 0);
-    ck_assert_ptr_nonnull(
-        strstr(r->out, simd ? "tuple loop avx512" : "tuple loop scalar"));
+START_TEST(sum_is_null_when_no_row_matches)
+{
+    const char *t = table("t", "2000");
+    TuRun *r = tu_runl(0, seqscan, "--json", t, NULL); /* k = -1: nothing */
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    ck_assert_ptr_nonnull(strstr(r->out, "\"rows_returned\": 0, \"sum_v\": null"));
+    r = tu_runl(0, seqscan, t, NULL);
+    ck_assert_ptr_nonnull(strstr(r->out, "sum of v           NULL\n"));
+    r = tu_runl(0, seqscan, "--json", "--where", "id = 1", t, NULL);
+    ck_assert_int_eq(json_int(r->out, "rows_returned"), 1);
+    ck_assert_int_ge(json_int(r->out, "sum_v"), 0);
 }
 END_TEST
 
@@ -296,7 +301,8 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, json_has_every_figure);
     tcase_add_test(tc, repeat_reports_every_run);
-    tcase_add_test(tc, tuple_loops_give_the_same_answer);
+    tcase_add_test(tc, checksum_kinds_and_what_a_mismatch_says);
+    tcase_add_test(tc, sum_is_null_when_no_row_matches);
     tcase_add_test(tc, text_report);
     tcase_add_test(tc, corrupt_page_exits_3_naming_the_block);
     tcase_add_loop_test(tc, errors_and_exit_statuses, 0,

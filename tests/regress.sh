@@ -31,7 +31,7 @@ quals=("k = -1" "k >= 500000" "id <= 1000" "v < 1000000000")
 
 # field KEY JSON: the first integer value of "KEY" (bash only: no forks per field)
 field() {
-    local re="\"$1\": (-?[0-9]+)"
+    local re="\"$1\": (-?[0-9]+|null)"
     [[ $2 =~ $re ]] && printf '%s' "${BASH_REMATCH[1]}"
 }
 

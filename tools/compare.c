@@ -621,13 +621,15 @@ static int start_postgres(Compare *c, HsError *err)
     bufmgr_default_options(&cfg.sc_bufopt);
     if ((rc = scan_run(&cfg, &res, err)) < 0)
         return rc;
-    if (res.sr_rows_returned != c->pg_count || res.sr_sum_v != c->pg_sum)
+    char sum[48];
+    if (res.sr_rows_returned != c->pg_count || res.sr_sum_v != (ScanSum)c->pg_sum)
         return hs_error_set(
             err, HS_ECORRUPT, c->path, HS_NO_BLOCK,
             "PostgreSQL counts %llu rows with sum(v) %lld, seqscan %llu "
-            "with %lld",
+            "with %s",
             (unsigned long long)c->pg_count, (long long)c->pg_sum,
-            (unsigned long long)res.sr_rows_returned, (long long)res.sr_sum_v);
+            (unsigned long long)res.sr_rows_returned,
+            scan_sum_format(res.sr_sum_v, sum, sizeof(sum)));
     return 0;
 }
 

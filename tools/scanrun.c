@@ -24,8 +24,8 @@ static int scan_work(void *arg, HsError *err)
     const ScanConfig *cfg = gs->gs_cfg;
     if (cfg->sc_before_scan)
         cfg->sc_before_scan(gs->gs_bm, cfg->sc_arg);
-    seqscan_begin(&gs->gs_ss, gs->gs_bm, &cfg->sc_qual, cfg->sc_skip_corrupt,
-                  cfg->sc_loop);
+    seqscan_begin(&gs->gs_ss, gs->gs_bm, cfg->sc_xact, &cfg->sc_qual,
+                  cfg->sc_skip_corrupt);
     return executor_run(&gs->gs_ss, &gs->gs_sink, cfg->sc_on_skip, cfg->sc_arg, err);
 }
 
@@ -53,9 +53,9 @@ static int guarded_scan(const ScanConfig *cfg, BufMgr *bm, ScanResult *res,
 
     res->sr_rows_scanned = gs.gs_ss.ss_rows_scanned;
     res->sr_pages_skipped = gs.gs_ss.ss_pages_skipped;
-    res->sr_loop = gs.gs_ss.ss_loop;
     res->sr_rows_returned = gs.gs_sink.sk_rows;
     res->sr_sum_v = gs.gs_sink.sk_sum_v;
+    res->sr_nsum_v = gs.gs_sink.sk_nsum_v;
     return rc;
 }
 

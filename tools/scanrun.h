@@ -26,7 +26,7 @@ typedef struct ScanConfig {
     Qual sc_qual;
     bool sc_skip_corrupt; /* --ignore-checksum-failure */
     CacheMode sc_cache;   /* how to prepare the page cache before the run */
-    TupleLoop sc_loop;    /* the executor's tuple loop (0: auto) */
+    PgXact *sc_xact;      /* --pgdata: the stopped cluster's transactions (or NULL) */
     /* told of each page skipped under sc_skip_corrupt (may be NULL) */
     void (*sc_on_skip)(const HsError *err, void *arg);
     void *sc_arg;
@@ -39,12 +39,12 @@ typedef struct ScanResult {
     uint64_t sr_bytes;         /* bytes in the table */
     uint64_t sr_rows_scanned;  /* visible tuples tested */
     uint64_t sr_rows_returned; /* rows that passed the qual */
-    int64_t sr_sum_v;          /* sum(v) of them */
+    ScanSum sr_sum_v;          /* sum(v) of them, exact */
+    uint64_t sr_nsum_v;        /* rows whose v was summed (0: sum(v) is NULL) */
     uint64_t sr_pages_skipped; /* damaged pages skipped */
     double sr_resident_before; /* page-cache residency when the run started */
     bool sr_ring;              /* the bulk-read ring was used */
     int sr_io_workers;         /* I/O worker threads the scan had (read access) */
-    TupleLoop sr_loop;         /* the tuple loop the scan ran (auto resolved) */
     BufStats sr_buf;           /* the buffer manager's counters */
     Measure sr_m;              /* what the scan cost (open to close) */
 } ScanResult;

@@ -9,23 +9,33 @@
 
 #include "cli.h"
 #include "compare.h"
+#include "pgcatalog.h"
 #include "scanrun.h"
 
 typedef struct Options {
     ScanConfig cfg;
+    PgRelation rel; /* --pgdata: the relation, located and checked */
     int repeat;
     bool json;
-    const char *path;
+    bool checksum_set; /* --checksum given: it overrides the cluster's setting */
+    const char *pgdata; /* --pgdata DIR, or NULL */
+    const char *path;   /* the table's first segment file */
 } Options;
 
 static void usage(void)
 {
     printf(
         "Usage: %s [options] TABLE\n"
-        "Scan every page of a heap table written by mkheap (or PostgreSQL 15 with\n"
-        "--no-verify), evaluate a qual on every visible row, and report the rows, "
-        "sum(v)\n"
-        "and what the scan cost.\n"
+        "       %s [options] --pgdata DIR RELFILE\n"
+        "Scan every page of a heap table of t (id int4, k int4, v int8, pad text),\n"
+        "written by mkheap or by PostgreSQL 15, evaluate a qual on every visible row,\n"
+        "and report count(*), sum(v) and what the scan cost.\n"
+        "\n"
+        "A file PostgreSQL wrote gives PostgreSQL's answer or a refusal, never a\n"
+        "guess: a tuple whose visibility its hint bits do not decide (not frozen,\n"
+        "not yet read by the server since it was written) or that is not a row of t\n"
+        "stops the scan with status 1, naming the block and item.  --pgdata reads\n"
+        "the stopped cluster's pg_xact and pg_multixact instead, and its catalog.\n"
         "\n"
         "Page access:\n"
         "      --access read|mmap    read: pread into a pool of frames (default);\n"
@@ -45,15 +55,22 @@ static void usage(void)
         "                            when pages are verified)\n"
         "      --mmap-chunk SIZE|whole  mmap: window size (default 8M)\n"
         "      --madvise normal|sequential|willneed|populate  mmap: advice per window\n"
-        "Verification:\n"
+        "Verification and PostgreSQL files:\n"
         "      --no-verify           do not verify pages (measure the I/O path alone)\n"
+        "      --checksum heapscan|postgres|none  the page checksum to verify:\n"
+        "                            heapscan's (default), PostgreSQL's data checksum\n"
+        "                            (initdb -k), or none (headers and line pointers\n"
+        "                            only); with --pgdata, the cluster's setting\n"
         "      --ignore-checksum-failure  warn about a damaged page, skip it, go on\n"
+        "      --pgdata DIR          RELFILE is a relation file of the stopped\n"
+        "                            PostgreSQL 15 cluster DIR (as\n"
+        "                            pg_relation_filepath() prints it, or any path):\n"
+        "                            visibility from its pg_xact, t's schema from its\n"
+        "                            catalog, checksums as its pg_control says\n"
         "Query and measurement:\n"
         "      --where \"COL OP INT\"  COL id, k or v; OP = != <> < <= > >= (default k "
-        "= -1)\n"
-        "      --tuple-loop auto|scalar|avx512  walk line pointers one at a time, or\n"
-        "                            16 at a time with AVX-512 (default auto: avx512\n"
-        "                            where the CPU has it)\n"
+        "= -1);\n"
+        "                            a NULL never matches\n"
         "      --cache cold|warm|asis  before each run evict the table from the page "
         "cache\n"
         "                            (cold), read it in (warm, default), or leave it\n"
@@ -65,10 +82,12 @@ static void usage(void)
         "  -h, --help                show this help and exit\n"
         "  -V, --version             show the version and exit\n"
         "\n"
-        "SIZE takes k, M, G suffixes (powers of 1024). Exit status: 0 ok, 1 error "
-        "(I/O,\n"
-        "missing file, not a heap table), 2 usage, 3 a page failed verification.\n",
-        cli_progname);
+        "SIZE takes k, M, G suffixes (powers of 1024). sum(v) is exact (128-bit) and\n"
+        "NULL when no matching row has a non-null v, as in SQL. Exit status: 0 ok,\n"
+        "1 error or refusal (I/O, missing file, not a heap table, a tuple whose\n"
+        "visibility is unknown or that is not a row of t, a running cluster), 2 usage,\n"
+        "3 a page failed verification.\n",
+        cli_progname, cli_progname);
 }
 
 static uint64_t size_arg(const char *opt, const char *arg)
@@ -105,7 +124,8 @@ static void parse_args(int argc, char **argv, Options *o)
         OPT_JSON,
         OPT_SEGMENT_SIZE,
         OPT_IO_WORKERS,
-        OPT_TUPLE_LOOP,
+        OPT_CHECKSUM,
+        OPT_PGDATA,
     };
     static const struct option longopts[] = {
         {"access", required_argument, NULL, OPT_ACCESS},
@@ -119,7 +139,8 @@ static void parse_args(int argc, char **argv, Options *o)
         {"no-verify", no_argument, NULL, OPT_NO_VERIFY},
         {"ignore-checksum-failure", no_argument, NULL, OPT_IGNORE},
         {"where", required_argument, NULL, OPT_WHERE},
-        {"tuple-loop", required_argument, NULL, OPT_TUPLE_LOOP},
+        {"checksum", required_argument, NULL, OPT_CHECKSUM},
+        {"pgdata", required_argument, NULL, OPT_PGDATA},
         {"cache", required_argument, NULL, OPT_CACHE},
         {"repeat", required_argument, NULL, OPT_REPEAT},
         {"json", no_argument, NULL, OPT_JSON},
@@ -133,7 +154,7 @@ static void parse_args(int argc, char **argv, Options *o)
     static const char *const advice_names[] = {"normal", "sequential", "willneed",
                                                "populate", NULL};
     static const char *const cache_names[] = {"asis", "cold", "warm", NULL};
-    static const char *const loop_names[] = {"auto", "scalar", "avx512", NULL};
+    static const char *const checksum_names[] = {"heapscan", "postgres", "none", NULL};
     BufMgrOptions *bo = &o->cfg.sc_bufopt;
     uint64_t v;
     char why[256];
@@ -188,10 +209,13 @@ static void parse_args(int argc, char **argv, Options *o)
             if (qual_parse(optarg, &o->cfg.sc_qual, why, sizeof(why)) < 0)
                 cli_usage_error("--where: %s", why);
             break;
-        case OPT_TUPLE_LOOP:
-            o->cfg.sc_loop = (TupleLoop)cli_choice("--tuple-loop", optarg, loop_names);
-            if (!tuple_loop_available(o->cfg.sc_loop))
-                cli_usage_error("--tuple-loop: this CPU cannot run '%s'", optarg);
+        case OPT_CHECKSUM:
+            bo->bo_checksum =
+                (PageChecksum)cli_choice("--checksum", optarg, checksum_names);
+            o->checksum_set = true;
+            break;
+        case OPT_PGDATA:
+            o->pgdata = optarg;
             break;
         case OPT_CACHE:
             o->cfg.sc_cache = (CacheMode)cli_choice("--cache", optarg, cache_names);
@@ -219,7 +243,8 @@ static void parse_args(int argc, char **argv, Options *o)
             cli_bad_option();
         }
     }
-    o->path = o->cfg.sc_path = cli_one_operand(argc, argv, "TABLE");
+    o->path = o->cfg.sc_path =
+        cli_one_operand(argc, argv, o->pgdata ? "RELFILE" : "TABLE");
 }
 
 /* The figures of one run, or the medians of several. */
@@ -260,13 +285,34 @@ static const char *access_desc(const BufMgrOptions *bo, bool ring, int workers,
     return buf;
 }
 
+/* sum(v) exactly, or "NULL" when no row had a non-null v, as SQL's sum(). */
+static const char *sum_text(const ScanResult *r, char *buf, size_t len)
+{
+    if (r->sr_nsum_v == 0)
+        return "NULL";
+    return scan_sum_format(r->sr_sum_v, buf, len);
+}
+
+/* "on (heapscan checksum)", "off", ... */
+static const char *verify_desc(const Options *o, char *buf, size_t len)
+{
+    const BufMgrOptions *bo = &o->cfg.sc_bufopt;
+    if (!bo->bo_verify)
+        return "off";
+    if (bo->bo_checksum == PAGE_CHECKSUM_NONE)
+        snprintf(buf, len, "on (headers and line pointers, no checksum)");
+    else
+        snprintf(buf, len, "on (%s checksum)", page_checksum_name(bo->bo_checksum));
+    return buf;
+}
+
 static void print_text(const Options *o, const ScanResult *runs, int n,
                        const Figures *f)
 {
     const ScanResult *r = &runs[n - 1];
     const BufStats *b = &r->sr_buf;
     static const char *const cache[] = {"asis", "cold", "warm"};
-    char acc[160], q[64];
+    char acc[160], q[64], vd[64], sum[48];
     double mb = (double)r->sr_bytes / 1e6;
 
     if (n > 1) {
@@ -283,14 +329,17 @@ static void print_text(const Options *o, const ScanResult *runs, int n,
            (unsigned long long)r->sr_pages, (unsigned long long)r->sr_bytes);
     printf("access             %s\n", access_desc(&o->cfg.sc_bufopt, r->sr_ring,
                                                   r->sr_io_workers, acc, sizeof(acc)));
-    printf("query              WHERE %s; verify %s; tuple loop %s\n",
-           qual_format(&o->cfg.sc_qual, q, sizeof(q)),
-           o->cfg.sc_bufopt.bo_verify ? "on" : "off", tuple_loop_name(r->sr_loop));
+    printf("query              WHERE %s; verify %s\n",
+           qual_format(&o->cfg.sc_qual, q, sizeof(q)), verify_desc(o, vd, sizeof(vd)));
+    if (o->pgdata)
+        printf("relation           \"%s\" (oid %u, database %u) of the cluster %s; "
+               "visibility from its pg_xact\n",
+               o->rel.pr_name, o->rel.pr_oid, o->rel.pr_dboid, o->pgdata);
     printf("cache              %s (resident before: %.1f%%)\n", cache[o->cfg.sc_cache],
            r->sr_resident_before * 100);
     printf("rows scanned       %llu\n", (unsigned long long)r->sr_rows_scanned);
     printf("rows returned      %llu\n", (unsigned long long)r->sr_rows_returned);
-    printf("sum of v           %lld\n", (long long)r->sr_sum_v);
+    printf("sum of v           %s\n", sum_text(r, sum, sizeof(sum)));
     printf("checksum failures  %llu\n", (unsigned long long)b->bs_verify_failures);
     printf("wall%s%*s %.4f s\n", stat, (int)(14 - strlen(stat)), "", f->wall);
     printf("user%s%*s %.4f s\n", stat, (int)(14 - strlen(stat)), "", f->user);
@@ -340,7 +389,7 @@ static void print_json(const Options *o, const ScanResult *runs, int n,
     const BufStats *b = &r->sr_buf;
     const BufMgrOptions *bo = &o->cfg.sc_bufopt;
     static const char *const cache[] = {"asis", "cold", "warm"};
-    char q[64];
+    char q[64], sum[48];
     double mb = (double)r->sr_bytes / 1e6;
 
     printf("{\"table\": ");
@@ -354,15 +403,25 @@ static void print_json(const Options *o, const ScanResult *runs, int n,
                "\"io_workers\": %d, ",
                bo->bo_pool_bytes, r->sr_ring ? "ring" : "normal",
                bo->bo_io_combine_bytes, r->sr_io_workers);
-    printf("\"verify\": %s, \"tuple_loop\": \"%s\", \"where\": ",
-           bo->bo_verify ? "true" : "false", tuple_loop_name(r->sr_loop));
+    printf("\"verify\": %s, \"checksum\": \"%s\", \"pgdata\": ",
+           bo->bo_verify ? "true" : "false",
+           bo->bo_verify ? page_checksum_name(bo->bo_checksum) : "none");
+    if (o->pgdata) {
+        json_string(o->pgdata);
+        printf(", \"relation\": ");
+        json_string(o->rel.pr_name);
+    } else {
+        printf("null");
+    }
+    printf(", \"where\": ");
     json_string(qual_format(&o->cfg.sc_qual, q, sizeof(q)));
     printf(", \"cache\": \"%s\", \"pages\": %llu, \"bytes\": %llu, \"rows_scanned\": "
            "%llu, "
-           "\"rows_returned\": %llu, \"sum_v\": %lld, \"checksum_failures\": %llu, ",
+           "\"rows_returned\": %llu, \"sum_v\": %s, \"checksum_failures\": %llu, ",
            cache[o->cfg.sc_cache], (unsigned long long)r->sr_pages,
            (unsigned long long)r->sr_bytes, (unsigned long long)r->sr_rows_scanned,
-           (unsigned long long)r->sr_rows_returned, (long long)r->sr_sum_v,
+           (unsigned long long)r->sr_rows_returned,
+           r->sr_nsum_v ? scan_sum_format(r->sr_sum_v, sum, sizeof(sum)) : "null",
            (unsigned long long)b->bs_verify_failures);
     json_times(f, mb, (double)r->sr_rows_scanned);
     printf(
@@ -388,6 +447,33 @@ static void print_json(const Options *o, const ScanResult *runs, int n,
     printf("}\n");
 }
 
+/*
+ * --pgdata: open the stopped cluster, find RELFILE in it, take its checksum
+ * setting (unless --checksum said otherwise) and check in its catalog that
+ * the relation is a table of t.  Exits with the cluster's refusal.
+ */
+static PgXact *open_cluster(Options *o)
+{
+    HsError err;
+    PgXact *px;
+    BufMgrOptions *bo = &o->cfg.sc_bufopt;
+    hs_error_clear(&err);
+    if (pgxact_open(&px, o->pgdata, &err) < 0)
+        exit(cli_report(&err));
+    if (!o->checksum_set)
+        bo->bo_checksum = pgxact_control(px)->pc_data_checksum_version != 0
+                              ? PAGE_CHECKSUM_POSTGRES
+                              : PAGE_CHECKSUM_NONE;
+    if (pgcatalog_locate(px, o->path, &o->rel, &err) < 0 ||
+        pgcatalog_check_schema(px, &o->rel, bo->bo_checksum, &err) < 0) {
+        pgxact_close(px);
+        exit(cli_report(&err));
+    }
+    o->cfg.sc_path = o->rel.pr_path;
+    o->cfg.sc_xact = px;
+    return px;
+}
+
 int main(int argc, char **argv)
 {
     Options o;
@@ -398,6 +484,7 @@ int main(int argc, char **argv)
             return compare_main(argc, argv);
     parse_args(argc, argv, &o);
     hs_error_clear(&err);
+    PgXact *px = o.pgdata ? open_cluster(&o) : NULL;
 
     ScanResult *runs = calloc((size_t)o.repeat, sizeof(ScanResult));
     double *x[5];
@@ -432,5 +519,6 @@ done:
     for (int k = 0; k < 5; k++)
         free(x[k]);
     free(runs);
+    pgxact_close(px);
     return status;
 }
