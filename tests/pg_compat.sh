@@ -28,6 +28,8 @@
 #                         of a skip
 #
 # Exit status: 0 ok, 1 failure, 77 skipped (Meson's skip status).
+#
+# The cluster recipe (temp dir, socket, server user, cleanup) is pglib.sh's.
 
 set -euo pipefail
 
@@ -40,121 +42,10 @@ readonly PG_PORT=5432            # socket lives in a private dir: no clashes
 readonly T_SPEC="t 20000 59 7"
 readonly U_SPEC="u 5000 200 11"
 
-tmp=""
-is_root=0
-pg_user=""
-failures=0
-SQL_OUT=""
-
-log()  { printf '%s: %s\n' "${PROG}" "$*"; }
-warn() { printf '%s: %s\n' "${PROG}" "$*" >&2; }
-die()  { printf '%s: FAIL: %s\n' "${PROG}" "$*" >&2; exit 1; }
-
-# Record a failed check but keep going, so one run shows every problem.
-fail_check() {
-    failures=$((failures + 1))
-    printf '%s: FAIL: %s\n' "${PROG}" "$*" >&2
-}
-
-# PostgreSQL or pg_filedump unavailable: skip (77), or fail if required.
-skip_or_fail() {
-    if [[ "${HEAPSCAN_REQUIRE_PG:-0}" == 1 ]]; then
-        die "$* (HEAPSCAN_REQUIRE_PG=1, so this is an error)"
-    fi
-    log "SKIP: $*"
-    exit 77
-}
-
-trap 'printf "%s: FAIL: unexpected error (status %s) at line %s: %s\n" "${PROG}" "$?" "${LINENO}" "${BASH_COMMAND}" >&2' ERR
-
-# ---------------------------------------------------------------------------
-# Running things as the PostgreSQL server user
-# ---------------------------------------------------------------------------
-
-pg_uid=""
-pg_gid=""
-have_runuser=0
-
-as_pg() {
-    if (( is_root )); then
-        if (( have_runuser )); then
-            runuser -u "${pg_user}" -- "$@"
-        else
-            setpriv --reuid="${pg_uid}" --regid="${pg_gid}" --clear-groups -- "$@"
-        fi
-    else
-        "$@"
-    fi
-}
-
-# ---------------------------------------------------------------------------
-# Cleanup
-# ---------------------------------------------------------------------------
-
-# (shellcheck cannot see that trap handlers are reachable.)
-# shellcheck disable=SC2317
-stop_server_now() {
-    local pidfile="${tmp}/data/postmaster.pid" pid=""
-    [[ -n "${tmp}" && -f "${pidfile}" ]] || return 0
-    as_pg "${PG_BINDIR}/pg_ctl" -D "${tmp}/data" -m immediate -w -t 30 stop \
-        >/dev/null 2>&1 || true
-    if [[ -f "${pidfile}" ]]; then
-        # pg_ctl could not stop it: kill the postmaster we started, by pid.
-        read -r pid <"${pidfile}" || true
-        if [[ "${pid}" =~ ^[1-9][0-9]*$ ]] && kill -0 "${pid}" 2>/dev/null; then
-            kill -KILL "${pid}" 2>/dev/null || true
-        fi
-    fi
-}
-
-# shellcheck disable=SC2317
-cleanup() {
-    set +e
-    trap - ERR
-    if [[ -n "${tmp}" && -d "${tmp}" ]]; then
-        stop_server_now
-        cd / || true
-        rm -rf -- "${tmp}"
-    fi
-}
-
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# ---------------------------------------------------------------------------
-# Locating binaries
-# ---------------------------------------------------------------------------
-
-# Print an absolute path for an executable given as a path or a command name.
-abs_exe() {
-    local p=$1
-    if [[ "${p}" != */* ]]; then
-        p=$(command -v -- "${p}" 2>/dev/null) || return 1
-    fi
-    [[ -f "${p}" && -x "${p}" ]] || return 1
-    [[ "${p}" == /* ]] || p="${PWD}/${p}"
-    printf '%s\n' "${p}"
-}
-
-abs_dir() {
-    (cd -- "$1" 2>/dev/null && pwd)
-}
-
-is_pg15_bindir() {
-    local d=$1 v re='\(PostgreSQL\) 15([^0-9]|$)'
-    [[ -n "${d}" && -x "${d}/postgres" ]] || return 1
-    v=$("${d}/postgres" --version 2>/dev/null) || return 1
-    [[ "${v}" =~ ${re} ]]
-}
-
-# required_exe VAR: VAR must name an executable; replace it by its absolute path.
-required_exe() {
-    local var=$1 val=${!1:-} p
-    [[ -n "${val}" ]] || die "environment variable ${var} is not set (path to the ${var,,} binary)"
-    p=$(abs_exe "${val}") || die "${var}=${val} is not an executable file"
-    printf -v "${var}" '%s' "${p}"
-}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=pglib.sh disable=SC1091
+. "${here}/pglib.sh"
+pgl_install_traps
 
 MKHEAP=${MKHEAP:-}
 GENSTATS=${GENSTATS:-}
@@ -166,24 +57,8 @@ if [[ -n "${SEQSCAN:-}" ]]; then
     SEQSCAN_BIN=$(abs_exe "${SEQSCAN}") || SEQSCAN_BIN=""
 fi
 
-if [[ -z "${PG_BINDIR:-}" ]]; then
-    cand=""
-    if command -v pg_config >/dev/null 2>&1; then
-        cand=$(pg_config --bindir 2>/dev/null) || cand=""
-    fi
-    if is_pg15_bindir "${cand}"; then
-        PG_BINDIR=${cand}
-    else
-        PG_BINDIR=/usr/lib/postgresql/15/bin
-    fi
-fi
-for b in initdb pg_ctl postgres psql; do
-    [[ -x "${PG_BINDIR}/${b}" ]] ||
-        skip_or_fail "PostgreSQL 15 server binaries not found (${PG_BINDIR}/${b} missing)"
-done
-PG_BINDIR=$(abs_dir "${PG_BINDIR}") || skip_or_fail "cannot enter ${PG_BINDIR}"
-is_pg15_bindir "${PG_BINDIR}" ||
-    skip_or_fail "${PG_BINDIR}/postgres is not PostgreSQL 15 ($("${PG_BINDIR}/postgres" --version 2>&1 || true))"
+# shellcheck disable=SC2119  # no programs beyond the standard four
+pgl_find_bindir
 readonly PG_BINDIR
 
 PG_FILEDUMP_BIN=""
@@ -208,56 +83,14 @@ fi
 readonly FILEDUMP_DECODE
 
 # ---------------------------------------------------------------------------
-# Server user (PostgreSQL refuses to run as root)
+# Server user, environment, private temporary directory
 # ---------------------------------------------------------------------------
 
-if [[ "$(id -u)" -eq 0 ]]; then
-    is_root=1
-    pg_user=${PG_COMPAT_USER:-nobody}
-    pg_uid=$(id -u "${pg_user}" 2>/dev/null) ||
-        skip_or_fail "running as root but user '${pg_user}' does not exist to run the server"
-    pg_gid=$(id -g "${pg_user}")
-    [[ "${pg_uid}" -ne 0 ]] || die "PG_COMPAT_USER must not be root"
-    if command -v runuser >/dev/null 2>&1; then
-        have_runuser=1
-    elif ! command -v setpriv >/dev/null 2>&1; then
-        skip_or_fail "running as root and neither runuser nor setpriv is available to drop privileges"
-    fi
-fi
-
-# Keep the client/server environment predictable.
-unset PGHOST PGHOSTADDR PGPORT PGUSER PGDATABASE PGPASSWORD PGPASSFILE \
-      PGSERVICE PGSERVICEFILE PGOPTIONS PGDATA PGSSLMODE PGAPPNAME \
-      PGCONNECT_TIMEOUT PGTZ PGDATESTYLE PGCLIENTENCODING PGSYSCONFDIR \
-      PGTARGETSESSIONATTRS
-export LC_ALL=C
-
-# ---------------------------------------------------------------------------
-# Private temporary directory
-# ---------------------------------------------------------------------------
-
-make_tmp() {
-    local base
-    for base in "${TMPDIR:-/tmp}" /tmp; do
-        tmp=$(mktemp -d "${base%/}/pg_compat.XXXXXX" 2>/dev/null) || { tmp=""; continue; }
-        # Unix socket paths are limited to ~107 bytes.
-        if (( ${#tmp} + ${#PG_PORT} + 12 > 100 )); then
-            rm -rf -- "${tmp}"; tmp=""; continue
-        fi
-        if (( is_root )); then
-            # mktemp dirs are 0700 root: hand this one to the server user.
-            chown "${pg_uid}:${pg_gid}" "${tmp}"
-            chmod 0700 "${tmp}"
-            if ! as_pg test -w "${tmp}" -a -x "${tmp}"; then
-                rm -rf -- "${tmp}"; tmp=""; continue
-            fi
-        fi
-        return 0
-    done
-    die "could not create a temporary directory the server user can use"
-}
-
-make_tmp
+pgl_setup_user
+pgl_clean_env
+pgl_make_tmp pg_compat
+readonly tmp=${PGL_TMP} is_root=${PGL_IS_ROOT} pg_user=${PGL_USER} \
+    pg_uid=${PGL_UID} pg_gid=${PGL_GID}
 cd "${tmp}"
 mkdir "${tmp}/heap"
 readonly DATA="${tmp}/data"
@@ -267,49 +100,10 @@ readonly SERVER_LOG="${tmp}/server.log"
 # Cluster helpers
 # ---------------------------------------------------------------------------
 
-show_file() {   # show_file FILE TITLE [LINES]
-    [[ -s "$1" ]] || return 0
-    warn "---- $2 (last ${3:-40} lines) ----"
-    tail -n "${3:-40}" -- "$1" >&2 || true
-    warn "---- end of $2 ----"
-}
+pgl_connect "${tmp}" "${PG_PORT}" "${SERVER_LOG}"
 
-server_start() {
-    if ! as_pg "${PG_BINDIR}/pg_ctl" -D "${DATA}" -l "${SERVER_LOG}" -w -t 120 start \
-            >"${tmp}/pg_ctl.out" 2>&1; then
-        show_file "${tmp}/pg_ctl.out" "pg_ctl start output"
-        show_file "${SERVER_LOG}" "server log"
-        die "PostgreSQL server failed to start"
-    fi
-}
-
-server_stop_fast() {
-    if ! as_pg "${PG_BINDIR}/pg_ctl" -D "${DATA}" -m fast -w -t 120 stop \
-            >"${tmp}/pg_ctl.out" 2>&1; then
-        show_file "${tmp}/pg_ctl.out" "pg_ctl stop output"
-        show_file "${SERVER_LOG}" "server log"
-        die "PostgreSQL server failed to stop"
-    fi
-}
-
-# sql QUERY: run QUERY, result (unaligned, '|'-separated) in SQL_OUT.
-# Returns 1 (after printing psql's message) if the query fails.
-sql() {
-    SQL_OUT=""
-    if ! SQL_OUT=$(as_pg "${PG_BINDIR}/psql" -X -q -A -t -v ON_ERROR_STOP=1 \
-            -h "${tmp}" -p "${PG_PORT}" -U postgres -d postgres -F '|' \
-            -c "$1" 2>"${tmp}/psql.err"); then
-        warn "query failed: $1"
-        sed 's/^/    /' "${tmp}/psql.err" >&2 || true
-        return 1
-    fi
-    return 0
-}
-
-# sql_or_die QUERY
-sql_or_die() {
-    sql "$1" || { show_file "${SERVER_LOG}" "server log"; die "query failed: $1"; }
-}
+server_start()     { pgl_start "${DATA}" "${SERVER_LOG}"; }
+server_stop_fast() { pgl_stop_fast "${DATA}" "${SERVER_LOG}"; }
 
 # compare LABEL EXPECTED GOT
 compare() {
@@ -545,27 +339,8 @@ for name in "${tables[@]}"; do
 done
 
 log "initdb in ${tmp}"
-if ! as_pg "${PG_BINDIR}/initdb" -D "${DATA}" -A trust -U postgres --no-sync \
-        -E UTF8 --locale=C --no-instructions >"${tmp}/initdb.log" 2>&1; then
-    show_file "${tmp}/initdb.log" "initdb output"
-    die "initdb failed"
-fi
-
-{
-    printf '\n# pg_compat.sh settings\n'
-    printf "listen_addresses = ''\n"
-    printf "unix_socket_directories = '%s'\n" "${tmp//\'/\'\'}"
-    printf 'port = %s\n' "${PG_PORT}"
-    printf 'fsync = off\n'
-    printf 'synchronous_commit = off\n'
-    printf 'full_page_writes = off\n'
-    printf 'wal_level = minimal\n'
-    printf 'max_wal_senders = 0\n'
-    printf 'autovacuum = off\n'
-    printf 'shared_buffers = 16MB\n'
-    printf 'max_connections = 10\n'
-    printf 'logging_collector = off\n'
-} >>"${DATA}/postgresql.conf"
+pgl_initdb "${DATA}"
+pgl_write_conf "${DATA}" "${tmp}" "${PG_PORT}" 'synchronous_commit = off'
 
 server_start
 sql_or_die "SELECT count(*) FROM pg_available_extensions WHERE name = 'amcheck'"
@@ -610,9 +385,9 @@ if grep -q -E '(ERROR|FATAL|PANIC|WARNING):' "${SERVER_LOG}"; then
     grep -E '(ERROR|FATAL|PANIC|WARNING):' "${SERVER_LOG}" | head -n 40 | sed 's/^/    /' >&2 || true
 fi
 
-if (( failures > 0 )); then
+if (( PGL_FAILURES > 0 )); then
     show_file "${SERVER_LOG}" "server log" 20
-    die "${failures} check(s) failed"
+    die "${PGL_FAILURES} check(s) failed"
 fi
 
 summary=""
