@@ -68,11 +68,11 @@ void heapgen_row(const HeapGenSpec *spec, int32_t id, HeapRow *row, char *padbuf
     uint64_t base = mix64(spec->hg_seed * GOLDEN ^
                           (uint64_t)(uint32_t)id * UINT64_C(0xD1B54A32D192ED03));
     uint64_t r = mix64(base);
-    row->id = id;
-    row->k = (int32_t)((r >> 32) % HEAPGEN_K_RANGE);
-    row->v = (int64_t)(r & UINT32_MAX);
-    row->pad = padbuf;
-    row->pad_len = spec->hg_pad_len;
+    *row = (HeapRow){.id = id,
+                     .k = (int32_t)((r >> 32) % HEAPGEN_K_RANGE),
+                     .v = (int64_t)(r & UINT32_MAX),
+                     .pad = padbuf,
+                     .pad_len = spec->hg_pad_len}; /* nothing null */
 
     /* 8 pad bytes from each further draw, each byte scaled onto ' '..'~'. */
     uint32_t i = 0, lane = 1;
