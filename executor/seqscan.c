@@ -10,17 +10,24 @@
 /* Where pad's varlena header starts when nothing is null. */
 #define PLAIN_PAD_OFF (HEAP_TUPLE_HOFF + HEAP_DATA_PAD_OFF)
 
-void seqscan_begin(SeqScan *ss, BufMgr *bm, PgXact *xact, const Qual *qual,
-                   bool skip_corrupt)
+void seqscan_init(SeqScan *ss, const char *path, PgXact *xact, const Qual *qual)
 {
     memset(ss, 0, sizeof(*ss));
-    ss->ss_bm = bm;
+    ss->ss_path = path;
     ss->ss_xact = xact;
     ss->ss_qual = *qual;
     ss->ss_range = qual_compile(qual);
+    ss->ss_fast = true;
+    ss->ss_buf = INVALID_BUFFER;
+}
+
+void seqscan_begin(SeqScan *ss, BufMgr *bm, PgXact *xact, const Qual *qual,
+                   bool skip_corrupt)
+{
+    seqscan_init(ss, bufmgr_path(bm), xact, qual);
+    ss->ss_bm = bm;
     ss->ss_skip_corrupt = skip_corrupt;
     ss->ss_nblocks = bufmgr_nblocks(bm);
-    ss->ss_buf = INVALID_BUFFER;
     bufmgr_scan_hint(bm, 0, ss->ss_nblocks);
 }
 
@@ -55,7 +62,7 @@ static int refuse_item(SeqScan *ss, uint64_t blkno, unsigned item, HsError *err)
     char what[sizeof(err->file) + sizeof(err->msg) + 4];
     snprintf(what, sizeof(what), "%s%s%s", err->file, err->file[0] ? ": " : "",
              err->msg);
-    return hs_error_set(err, err->code, bufmgr_path(ss->ss_bm), (int64_t)blkno,
+    return hs_error_set(err, err->code, ss->ss_path, (int64_t)blkno,
                         "item %u: %s", item, what);
 }
 
@@ -73,7 +80,7 @@ static int decide_tuple(SeqScan *ss, uint64_t blkno, unsigned item,
                         HsError *err)
 {
     if (off_page(t - ss->ss_page, len))
-        return hs_error_set(err, HS_ECORRUPT, bufmgr_path(ss->ss_bm), (int64_t)blkno,
+        return hs_error_set(err, HS_ECORRUPT, ss->ss_path, (int64_t)blkno,
                             "line pointer %u out of bounds (lp_off %u, lp_len %u)",
                             item, (unsigned)(t - ss->ss_page), len);
     if (!all_visible) {
@@ -86,7 +93,7 @@ static int decide_tuple(SeqScan *ss, uint64_t blkno, unsigned item,
     HeapRow row;
     char why[200];
     if (heap_tuple_check(t, len, &row, why, sizeof(why)) < 0)
-        return hs_error_set(err, HS_EREFUSED, bufmgr_path(ss->ss_bm), (int64_t)blkno,
+        return hs_error_set(err, HS_EREFUSED, ss->ss_path, (int64_t)blkno,
                             "item %u: not a row of t (id int4, k int4, v int8, pad "
                             "text): %s",
                             item, why);
@@ -112,6 +119,7 @@ collect_items(SeqScan *ss, uint64_t blkno, unsigned nitems, bool all_visible, bo
     const bool negate = ss->ss_range.qr_negate;
     const uint64_t mask = heap_plain_mask(all_visible), want = heap_plain_want(all_visible);
     ScanItem *match = ss->ss_match;
+    const bool fast = ss->ss_fast;
     unsigned nmatch = 0, visible = 0;
 
     for (unsigned i = 0; i < nitems; i++) {
@@ -121,7 +129,7 @@ collect_items(SeqScan *ss, uint64_t blkno, unsigned nitems, bool all_visible, bo
         unsigned off = item_id_off(id), len = item_id_len(id);
         const unsigned char *t = page + off;
         bool pass;
-        if (off + len <= BLCKSZ && len > PLAIN_PAD_OFF &&
+        if (fast && off + len <= BLCKSZ && len > PLAIN_PAD_OFF &&
             heap_tuple_matches(t, mask, want) && plain_pad_fits(t, len)) {
             int64_t x;
             if (wide) {
@@ -158,14 +166,15 @@ static int collect_page_items(SeqScan *ss, uint64_t blkno, unsigned nitems,
                : collect_items(ss, blkno, nitems, all_visible, false, err);
 }
 
-static int collect_page(SeqScan *ss, uint64_t blkno, HsError *err)
+int seqscan_walk_page(SeqScan *ss, const void *page, uint64_t blkno, HsError *err)
 {
+    ss->ss_page = page;
     const PageHeaderData *ph = page_header(ss->ss_page);
     uint16_t lower = ph->pd_lower; /* read once */
     unsigned nitems =
         lower <= SIZE_OF_PAGE_HEADER ? 0 : (lower - SIZE_OF_PAGE_HEADER) / sizeof(ItemId);
     if (lower > BLCKSZ || nitems > MAX_HEAP_TUPLES_PER_PAGE)
-        return hs_error_set(err, HS_ECORRUPT, bufmgr_path(ss->ss_bm), (int64_t)blkno,
+        return hs_error_set(err, HS_ECORRUPT, ss->ss_path, (int64_t)blkno,
                             "invalid page header (pd_lower %u)", lower);
     const bool all_visible = (ph->pd_flags & PD_ALL_VISIBLE) != 0;
     int rc = collect_page_items(ss, blkno, nitems, all_visible, err);
@@ -201,8 +210,7 @@ static int advance_page(SeqScan *ss, HsError *err)
         ss->ss_buf = INVALID_BUFFER;
         return page_failed(ss, rc);
     }
-    ss->ss_page = page;
-    if ((rc = collect_page(ss, blkno, err)) < 0) {
+    if ((rc = seqscan_walk_page(ss, page, blkno, err)) < 0) {
         release_page(ss);
         return page_failed(ss, rc);
     }
@@ -218,11 +226,23 @@ int seqscan_next(SeqScan *ss, HeapRow *row, HsError *err)
     }
     ScanItem m = ss->ss_match[ss->ss_pos++];
     ItemId id = (ItemId)m;
+    const unsigned char *t = ss->ss_page + item_id_off(id);
+    unsigned len = item_id_len(id);
+    if (ss->ss_fast && len > PLAIN_PAD_OFF && heap_tuple_is_plain(t, true) &&
+        plain_pad_fits(t, len)) { /* no nulls, a short pad: at fixed offsets */
+        memcpy(&row->id, t + HEAP_TUPLE_HOFF, 4);
+        memcpy(&row->k, t + HEAP_TUPLE_HOFF + 4, 4);
+        memcpy(&row->v, t + HEAP_TUPLE_HOFF + 8, 8);
+        row->pad = (const char *)t + PLAIN_PAD_OFF + 1;
+        row->pad_len = len - PLAIN_PAD_OFF - 1;
+        row->nulls = 0;
+        row->pad_form = HEAP_PAD_PLAIN;
+        return SEQSCAN_ROW;
+    }
     char why[200];
     /* checked when the page was walked: only bytes changing since fail here */
-    if (heap_tuple_check(ss->ss_page + item_id_off(id), item_id_len(id), row, why,
-                         sizeof(why)) < 0)
-        return hs_error_set(err, HS_EREFUSED, bufmgr_path(ss->ss_bm),
+    if (heap_tuple_check(t, len, row, why, sizeof(why)) < 0)
+        return hs_error_set(err, HS_EREFUSED, ss->ss_path,
                             (int64_t)(ss->ss_next_blk - 1),
                             "item %u is no longer a row of t (%s): the page changed "
                             "during the scan",

@@ -52,11 +52,14 @@ enum {
 typedef uint64_t ScanItem;
 
 typedef struct SeqScan {
-    BufMgr *ss_bm;
+    BufMgr *ss_bm;      /* where pages come from (NULL: seqscan_walk_page() only) */
+    const char *ss_path; /* the relation, for messages */
     PgXact *ss_xact; /* the cluster's transaction status, or NULL */
     Qual ss_qual;
     QualRange ss_range;   /* ss_qual compiled for the tuple loop */
     bool ss_skip_corrupt; /* skip pages that fail verification, and go on */
+    bool ss_fast;         /* take the common case's short way (tests turn it off to
+                             check it against the full decision) */
     uint64_t ss_nblocks;  /* pages in the relation */
     uint64_t ss_next_blk; /* the next page to move onto */
     Buffer ss_buf;        /* the pinned current page, or INVALID_BUFFER */
@@ -67,6 +70,18 @@ typedef struct SeqScan {
     uint64_t ss_pages_scanned; /* pages walked */
     uint64_t ss_pages_skipped; /* pages skipped as damaged */
 } SeqScan;
+
+/* Make ss a scan of no pages yet, of relation path (for messages), for
+ * seqscan_walk_page(): fuzzing and tests walk pages they hold in memory. */
+void seqscan_init(SeqScan *ss, const char *path, PgXact *xact, const Qual *qual);
+
+/*
+ * Walk the 8192 bytes at page as block blkno: count its visible tuples into
+ * ss_rows_scanned and keep the matching ones in ss_match (ss_nmatch of
+ * them).  0, or a negative code as seqscan_next() says.  Reads nothing
+ * outside the page, whatever it holds.
+ */
+int seqscan_walk_page(SeqScan *ss, const void *page, uint64_t blkno, HsError *err);
 
 /* Start a scan of every block of bm's relation.  xact (may be NULL) is the
  * stopped cluster the relation belongs to, for tuples hint bits do not

@@ -180,17 +180,6 @@ int heap_tuple_check(const void *tup, size_t len, HeapRow *row, char *why,
 {
     const unsigned char *p = tup;
     memset(row, 0, sizeof(*row));
-    /* the common case (every tuple mkheap writes): no nulls, a short pad */
-    enum { PAD = HEAP_TUPLE_HOFF + HEAP_DATA_PAD_OFF };
-    if (len > PAD && heap_tuple_is_plain(p, true) && (p[PAD] & 1) &&
-        len == PAD + (size_t)(p[PAD] >> 1)) {
-        memcpy(&row->id, p + HEAP_TUPLE_HOFF, 4);
-        memcpy(&row->k, p + HEAP_TUPLE_HOFF + 4, 4);
-        memcpy(&row->v, p + HEAP_TUPLE_HOFF + 8, 8);
-        row->pad = (const char *)p + PAD + 1;
-        row->pad_len = (uint32_t)(len - PAD - 1);
-        return 0;
-    }
     if (check_header(p, len, &row->nulls, why, whylen) < 0)
         return -1;
 
