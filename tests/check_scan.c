@@ -248,7 +248,10 @@ static void make_odd_pages(const char *path, uint64_t nblocks, uint64_t seed,
                 break;
             case 6: { /* the same row with some columns null, in place (it shrinks) */
                 HeapRow row;
+                char pad[HEAP_PAD_MAX];
                 ck_assert_int_eq(heap_tuple_deform(t, item_id_len(lp[i]), &row), 0);
+                memcpy(pad, row.pad, row.pad_len); /* the row is rewritten in place */
+                row.pad = pad;
                 row.nulls = (uint8_t)(1 + r / 16 % 15);
                 size_t len = heap_tuple_form(t, &row, (uint32_t)b, i + 1);
                 lp[i] = item_id_make(item_id_off(lp[i]), LP_NORMAL, (unsigned)len);
