@@ -249,6 +249,113 @@ START_TEST(sum_is_null_when_no_row_matches)
 }
 END_TEST
 
+/*
+ * A table of hand-made rows: page b holds rows[b][0..n[b]-1], frozen, each
+ * page checksummed.  mutate (may be NULL) may change a tuple after it was
+ * formed (block, item, the tuple) before the checksum is set.
+ */
+static const char *hand_table(const char *name, int npages, const HeapRow *rows,
+                              int per_page,
+                              void (*mutate)(unsigned b, unsigned item,
+                                             unsigned char *t))
+{
+    const char *path = tu_path(name);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    for (int b = 0; b < npages; b++) {
+        _Alignas(8) unsigned char page[BLCKSZ], tup[MAX_HEAP_TUPLE_SIZE];
+        page_init(page);
+        for (int i = 0; i < per_page; i++) {
+            size_t len = heap_tuple_form(tup, &rows[b * per_page + i], (uint32_t)b,
+                                         (unsigned)i + 1);
+            if (mutate)
+                mutate((unsigned)b, (unsigned)i + 1, tup);
+            ck_assert_uint_eq(page_add_item(page, tup, len, 0), (unsigned)i + 1);
+        }
+        page_set_checksum(page, (uint32_t)b);
+        ck_assert_uint_eq(fwrite(page, BLCKSZ, 1, f), 1);
+    }
+    fclose(f);
+    return path;
+}
+
+START_TEST(sum_is_exact_past_int8)
+{
+    /* PostgreSQL's sum(int8) is numeric: 9e18 + 9e18 - 5 = 17999999999999999995 */
+    const HeapRow rows[] = {{.id = 1, .k = 1, .v = 9000000000000000000},
+                            {.id = 2, .k = 2, .v = 9000000000000000000},
+                            {.id = 3, .k = 3, .v = -5},
+                            {.id = 4, .k = 4, .nulls = HEAP_NULL_V},
+                            {.id = 5, .nulls = HEAP_NULL_K, .v = 7}};
+    const char *t = hand_table("big", 1, rows, 5, NULL);
+    TuRun *r = tu_runl(0, seqscan, "--json", "--where", "k >= 0", t, NULL);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    /* a NULL v counts, is not summed; a NULL k never passes k >= 0 */
+    ck_assert_ptr_nonnull(strstr(r->out, "\"rows_scanned\": 5, \"rows_returned\": 4, "
+                                         "\"sum_v\": 17999999999999999995,"));
+    r = tu_runl(0, seqscan, "--where", "id >= 3", t, NULL);
+    ck_assert_ptr_nonnull(strstr(r->out, "sum of v           2\n"));
+    r = tu_runl(0, seqscan, "--json", "--where", "id = 4", t, NULL);
+    ck_assert_ptr_nonnull(strstr(r->out, "\"rows_returned\": 1, \"sum_v\": null,"));
+}
+END_TEST
+
+/* Block 1, item 2 loses its hint bits; item 3 of block 2 has 5 attributes. */
+static void unhint_or_widen(unsigned b, unsigned item, unsigned char *t)
+{
+    HeapTupleHeaderData h;
+    memcpy(&h, t, sizeof(h));
+    if (b == 1 && item == 2) {
+        h.t_xmin = 4321;
+        h.t_infomask &= (uint16_t)~HEAP_XMIN_FROZEN;
+    } else if (b == 2 && item == 3) {
+        h.t_infomask2 = 5;
+    }
+    memcpy(t, &h, sizeof(h));
+}
+
+START_TEST(undecided_tuples_and_other_schemas_are_refused)
+{
+    HeapRow rows[12];
+    for (int i = 0; i < 12; i++)
+        rows[i] = (HeapRow){.id = i + 1, .k = i, .v = i, .pad = "abc", .pad_len = 3};
+    const char *t = hand_table("refuse", 3, rows, 4, unhint_or_widen);
+    /* whatever the qual, under both access methods, verified or not */
+    const char *const args[][4] = {{"--where", "k = -1", "--access", "read"},
+                                   {"--where", "k >= 0", "--access", "mmap"},
+                                   {"--where", "id = 1", "--no-verify", "--json"}};
+    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
+        TuRun *r = tu_runl(0, seqscan, args[i][0], args[i][1], args[i][2], args[i][3],
+                           t, NULL);
+        ck_assert_int_eq(r->status, 1);
+        ck_assert_msg(strstr(r->err, "refuse: block 1: item 2: xmin 4321 has no hint "
+                                     "bits") != NULL,
+                      "%s", r->err);
+        ck_assert_ptr_nonnull(strstr(r->err, "VACUUM FREEZE the table, or scan it "
+                                             "with --pgdata"));
+        ck_assert_str_eq(r->out, "");
+    }
+    /* --ignore-checksum-failure skips damage, not what it cannot decide */
+    TuRun *r = tu_runl(0, seqscan, "--ignore-checksum-failure", t, NULL);
+    ck_assert_int_eq(r->status, 1);
+    /* with block 1 decided, block 2's 5-attribute tuple is refused */
+    t = hand_table("wide", 3, rows, 4, NULL);
+    int fd = open(t, O_RDWR);
+    unsigned char page[BLCKSZ];
+    ck_assert_int_eq(pread(fd, page, BLCKSZ, 2 * BLCKSZ), BLCKSZ);
+    unhint_or_widen(2, 3, page + item_id_off(page_item_id(page, 3)));
+    page_set_checksum(page, 2);
+    ck_assert_int_eq(pwrite(fd, page, BLCKSZ, 2 * BLCKSZ), BLCKSZ);
+    close(fd);
+    r = tu_runl(0, seqscan, "--where", "k = -1", t, NULL);
+    ck_assert_int_eq(r->status, 1);
+    ck_assert_msg(strstr(r->err, "wide: block 2: item 3: not a row of t (id int4, k "
+                                 "int4, v int8, pad text): tuple has 5 attributes") !=
+                      NULL,
+                  "%s", r->err);
+}
+END_TEST
+
 START_TEST(errors_and_exit_statuses)
 {
     table("T", "100");
@@ -303,6 +410,8 @@ int main(void)
     tcase_add_test(tc, repeat_reports_every_run);
     tcase_add_test(tc, checksum_kinds_and_what_a_mismatch_says);
     tcase_add_test(tc, sum_is_null_when_no_row_matches);
+    tcase_add_test(tc, sum_is_exact_past_int8);
+    tcase_add_test(tc, undecided_tuples_and_other_schemas_are_refused);
     tcase_add_test(tc, text_report);
     tcase_add_test(tc, corrupt_page_exits_3_naming_the_block);
     tcase_add_loop_test(tc, errors_and_exit_statuses, 0,
