@@ -5,7 +5,8 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <zlib.h>
+
+#include "crc32.h"
 
 void page_init(void *page)
 {
@@ -56,11 +57,10 @@ uint16_t page_checksum(const void *page, uint32_t blkno)
     unsigned char le[4] = {(unsigned char)blkno, (unsigned char)(blkno >> 8),
                            (unsigned char)(blkno >> 16), (unsigned char)(blkno >> 24)};
 
-    uLong c = crc32(0L, Z_NULL, 0);
-    c = crc32(c, p, off);
-    c = crc32(c, zero, sizeof(zero));
-    c = crc32(c, p + off + 2, BLCKSZ - off - 2);
-    c = crc32(c, le, sizeof(le));
+    uint32_t c = crc32_update(0, p, off);
+    c = crc32_update(c, zero, sizeof(zero));
+    c = crc32_update(c, p + off + 2, BLCKSZ - off - 2);
+    c = crc32_update(c, le, sizeof(le));
     return (uint16_t)(c ^ (c >> 16));
 }
 

@@ -3,6 +3,8 @@
  */
 #include "cli.h"
 
+#include "crc32.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -43,7 +45,8 @@ void cli_usage_error(const char *fmt, ...)
 
 void cli_version(void)
 {
-    printf("%s (heapscan) %s\n", cli_progname, HEAPSCAN_VERSION);
+    printf("%s (heapscan) %s, crc32 by %s\n", cli_progname, HEAPSCAN_VERSION,
+           crc32_impl());
     exit(EXIT_OK);
 }
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "crc32.h"
 #include "extcmd.h"
 #include "pgpeer.h"
 #include "rawio.h"
@@ -321,9 +322,9 @@ static Figures figures(const Compare *c, const Row *r, int cache)
 static void print_text(const Compare *c)
 {
     printf("heapscan comparison: %s, %llu bytes (%llu pages), %d round%s, each row "
-           "interleaved with the others\n",
+           "interleaved with the others; crc32 by %s\n",
            c->path, (unsigned long long)c->bytes, (unsigned long long)c->pages,
-           c->rounds, c->rounds == 1 ? "" : "s");
+           c->rounds, c->rounds == 1 ? "" : "s", crc32_impl());
     if (c->pg)
         printf(
             "PostgreSQL 15 scans the same bytes: count(*) %llu, sum(v) %lld (equal to "
@@ -381,9 +382,10 @@ static int write_json(const Compare *c, HsError *err)
     FILE *f = fopen(c->json, "w");
     if (f == NULL)
         return hs_error_set(err, -errno, c->json, HS_NO_BLOCK, "%s", strerror(errno));
-    fprintf(f, "{\"table\": \"%s\", \"bytes\": %llu, \"pages\": %llu, \"rounds\": %d, ",
+    fprintf(f, "{\"table\": \"%s\", \"bytes\": %llu, \"pages\": %llu, \"rounds\": %d, "
+               "\"crc\": \"%s\", ",
             c->path, (unsigned long long)c->bytes, (unsigned long long)c->pages,
-            c->rounds);
+            c->rounds, crc32_impl());
     if (c->pg)
         fprintf(f, "\"postgres\": {\"count\": %llu, \"sum_v\": %lld}, ",
                 (unsigned long long)c->pg_count, (long long)c->pg_sum);

@@ -15,8 +15,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "crc32.h"
 #include "busguard.h"
 #include "page.h"
 
@@ -430,7 +430,7 @@ int iob_checksum(const char *path, uint32_t *crc, uint64_t *bytes, HsError *err)
         return hs_error_set(err, -errno, path, HS_NO_BLOCK, "open: %s",
                             strerror(errno));
     unsigned char *buf = malloc(IOB_PIECE);
-    uLong c = crc32(0, Z_NULL, 0);
+    uint32_t c = 0;
     *bytes = 0;
     if (buf == NULL)
         rc = hs_error_set(err, -ENOMEM, path, HS_NO_BLOCK, "out of memory");
@@ -442,7 +442,7 @@ int iob_checksum(const char *path, uint32_t *crc, uint64_t *bytes, HsError *err)
             rc = hs_error_set(err, -errno, path, HS_NO_BLOCK, "read: %s",
                               strerror(errno));
         if (got > 0) {
-            c = crc32(c, buf, (uInt)got);
+            c = crc32_update(c, buf, (size_t)got);
             *bytes += (uint64_t)got;
         }
     }

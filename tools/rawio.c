@@ -11,8 +11,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "crc32.h"
 #include "busguard.h"
 #include "relfile.h"
 
@@ -140,21 +140,21 @@ int raw_lines(const char *path, RawResult *r, HsError *err)
 
 typedef struct SumState {
     bool crc;
-    uLong c;
+    uint32_t c;
 } SumState;
 
 static void sum_consume(const unsigned char *buf, size_t n, RawResult *r, void *state)
 {
     SumState *s = state;
     if (s->crc)
-        s->c = crc32_z(s->c, buf, n);
+        s->c = crc32_update(s->c, buf, n);
     else
         r->rr_sum += buf[0] + buf[n - 1];
 }
 
 int raw_read(const char *path, size_t block, bool crc, RawResult *r, HsError *err)
 {
-    SumState s = {crc, crc32(0L, Z_NULL, 0)};
+    SumState s = {crc, 0};
     int rc = with_buffer(path, 0, block, sum_consume, &s, r, err);
     r->rr_crc = (uint32_t)s.c;
     return rc;
@@ -171,14 +171,14 @@ int raw_direct(const char *path, size_t block, RawResult *r, HsError *err)
 
 /* ---- mmap ------------------------------------------------------------------ */
 
-static void touch(const unsigned char *p, size_t len, RawTouch how, uLong *c,
+static void touch(const unsigned char *p, size_t len, RawTouch how, uint32_t *c,
                   uint64_t *sum)
 {
     uint64_t s = 0, w;
     size_t off = 0;
     switch (how) {
     case RAW_TOUCH_CRC:
-        *c = crc32_z(*c, p, len);
+        *c = crc32_update(*c, p, len);
         return;
     case RAW_TOUCH_LINE:
         for (; off + 8 <= len; off += 64) {
@@ -209,7 +209,7 @@ typedef struct MapWalk {
     size_t mw_off;       /* the chunk mapped now */
     unsigned char *mw_p; /* its mapping, or NULL */
     size_t mw_len;
-    uLong mw_crc;
+    uint32_t mw_crc;
     RawResult *mw_r;
 } MapWalk;
 
@@ -252,7 +252,7 @@ int raw_mmap_hooked(const char *path, size_t chunk, RawTouch how,
                     RawResult *r, HsError *err)
 {
     memset(r, 0, sizeof(*r));
-    uLong c = crc32(0L, Z_NULL, 0);
+    uint32_t c = 0;
     for (uint32_t seg = 0;; seg++) {
         char name[PATH_MAX];
         struct stat st;

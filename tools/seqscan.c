@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "compare.h"
+#include "crc32.h"
 #include "pgcatalog.h"
 #include "scanrun.h"
 
@@ -403,9 +404,9 @@ static void print_json(const Options *o, const ScanResult *runs, int n,
                "\"io_workers\": %d, ",
                bo->bo_pool_bytes, r->sr_ring ? "ring" : "normal",
                bo->bo_io_combine_bytes, r->sr_io_workers);
-    printf("\"verify\": %s, \"checksum\": \"%s\", \"pgdata\": ",
+    printf("\"verify\": %s, \"checksum\": \"%s\", \"crc\": \"%s\", \"pgdata\": ",
            bo->bo_verify ? "true" : "false",
-           bo->bo_verify ? page_checksum_name(bo->bo_checksum) : "none");
+           bo->bo_verify ? page_checksum_name(bo->bo_checksum) : "none", crc32_impl());
     if (o->pgdata) {
         json_string(o->pgdata);
         printf(", \"relation\": ");

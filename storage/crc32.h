@@ -1,0 +1,34 @@
+/*
+ * crc32.h -- the one CRC-32 of the project (the IEEE polynomial, reflected,
+ *            as zlib's crc32() and gzip compute it).
+ *
+ * Entry points: crc32_update() continues a CRC over more bytes (start from
+ * 0); crc32_impl() names the code that computes it.  Page checksums, the
+ * benchmark baselines that add "a crc32 pass", and iobench's and rawread's
+ * file CRCs all go through here, so a contender and its baseline always
+ * use the same CRC code.
+ *
+ * Two implementations give the same values: zlib's crc32() (the reference
+ * and the fallback: about 4 GB/s here, a table a byte at a time) and Intel
+ * ISA-L's crc32_gzip_refl() (carry-less multiplication, PCLMULQDQ or
+ * VPCLMULQDQ picked at run time: about 31 GB/s here).  Meson's -Dcrc=
+ * auto|isal|zlib chooses at build time; auto takes ISA-L when it is found.
+ */
+#ifndef HEAPSCAN_CRC32_H
+#define HEAPSCAN_CRC32_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The CRC-32 of buf continued from crc (0 for a fresh one). */
+uint32_t crc32_update(uint32_t crc, const void *buf, size_t len);
+
+/* "isal" or "zlib": the implementation crc32_update() uses. */
+const char *crc32_impl(void);
+
+/* Each implementation by itself, for tests that compare them (the ISA-L
+ * one is NULL when the build has no ISA-L). */
+uint32_t crc32_update_zlib(uint32_t crc, const void *buf, size_t len);
+extern uint32_t (*const crc32_update_isal)(uint32_t crc, const void *buf, size_t len);
+
+#endif
