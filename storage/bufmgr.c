@@ -522,6 +522,24 @@ static const BufMethods mmap_methods = {mmap_read, mmap_release};
 
 /* ---- opening and closing ----------------------------------------------- */
 
+const char *const bufmgr_access_names[] = {
+    [BUF_ACCESS_READ] = "read", [BUF_ACCESS_MMAP] = "mmap", [BUF_ACCESS_MMAP + 1] = NULL};
+
+const char *bufmgr_access_name(BufAccess a)
+{
+    return bufmgr_access_names[a];
+}
+
+const char *const bufmgr_strategy_names[] = {[BUF_STRATEGY_AUTO] = "auto",
+                                             [BUF_STRATEGY_NORMAL] = "normal",
+                                             [BUF_STRATEGY_RING] = "ring",
+                                             [BUF_STRATEGY_RING + 1] = NULL};
+
+const char *bufmgr_strategy_name(BufStrategy s)
+{
+    return bufmgr_strategy_names[s];
+}
+
 void bufmgr_default_options(BufMgrOptions *o)
 {
     *o = (BufMgrOptions){

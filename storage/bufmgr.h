@@ -68,11 +68,19 @@
 
 typedef enum BufAccess { BUF_ACCESS_READ, BUF_ACCESS_MMAP } BufAccess;
 
+/* "read", "mmap": the names, in the enum's order, NULL after the last. */
+extern const char *const bufmgr_access_names[];
+const char *bufmgr_access_name(BufAccess a);
+
 typedef enum BufStrategy {
     BUF_STRATEGY_AUTO,   /* ring when the table is over a quarter of the pool */
     BUF_STRATEGY_NORMAL, /* always the whole pool */
     BUF_STRATEGY_RING,   /* always the ring */
 } BufStrategy;
+
+/* "auto", "normal", "ring", NULL. */
+extern const char *const bufmgr_strategy_names[];
+const char *bufmgr_strategy_name(BufStrategy s);
 
 typedef struct BufMgrOptions {
     BufAccess bo_access;

@@ -102,14 +102,16 @@ uint16_t page_pg_checksum(const void *page, uint32_t blkno)
     return (uint16_t)(c % 65535 + 1);
 }
 
+const char *const page_checksum_names[] = {
+    [PAGE_CHECKSUM_HEAPSCAN] = "heapscan",
+    [PAGE_CHECKSUM_POSTGRES] = "postgres",
+    [PAGE_CHECKSUM_NONE] = "none",
+    [PAGE_CHECKSUM_NONE + 1] = NULL,
+};
+
 const char *page_checksum_name(PageChecksum kind)
 {
-    static const char *const names[] = {
-        [PAGE_CHECKSUM_HEAPSCAN] = "heapscan",
-        [PAGE_CHECKSUM_POSTGRES] = "postgres",
-        [PAGE_CHECKSUM_NONE] = "none",
-    };
-    return names[kind];
+    return page_checksum_names[kind];
 }
 
 void page_set_checksum(void *page, uint32_t blkno)

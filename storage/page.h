@@ -213,7 +213,8 @@ typedef enum PageChecksum {
     PAGE_CHECKSUM_NONE,     /* headers and line pointers only (a cluster without) */
 } PageChecksum;
 
-/* "heapscan", "postgres", "none". */
+/* "heapscan", "postgres", "none", NULL: the names in the enum's order. */
+extern const char *const page_checksum_names[];
 const char *page_checksum_name(PageChecksum kind);
 
 /* What page_verify() found. */

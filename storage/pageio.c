@@ -16,6 +16,16 @@
 
 #define BUFMGR_IO_MAX_PAGES 128 /* the most pages one worker request holds (1 MiB) */
 
+const char *const pageio_advice_names[] = {
+    [PAGEIO_ADV_NORMAL] = "normal",     [PAGEIO_ADV_SEQUENTIAL] = "sequential",
+    [PAGEIO_ADV_WILLNEED] = "willneed", [PAGEIO_ADV_POPULATE] = "populate",
+    [PAGEIO_ADV_POPULATE + 1] = NULL};
+
+const char *pageio_advice_name(PageIOAdvice a)
+{
+    return pageio_advice_names[a];
+}
+
 int pageio_map(RelFile *rf, uint64_t first, uint32_t want, PageIOAdvice adv,
                PageIOWindow *w, HsError *err)
 {

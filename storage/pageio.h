@@ -23,6 +23,10 @@ typedef enum PageIOAdvice {
     PAGEIO_ADV_POPULATE,   /* MAP_POPULATE: fault the whole window in at mmap() */
 } PageIOAdvice;
 
+/* "normal", "sequential", "willneed", "populate", NULL. */
+extern const char *const pageio_advice_names[];
+const char *pageio_advice_name(PageIOAdvice a);
+
 /*
  * An I/O worker: a thread that runs relfile_readv() for its owner, so the
  * copy out of the page cache (or the wait for the disk) on one core overlaps
