@@ -99,13 +99,16 @@ static int read_varlena(const unsigned char *p, size_t off, size_t len, HeapRow 
                         size_t *end, char *why, size_t whylen)
 {
     if (off >= len)
-        return refuse(why, whylen, "pad's varlena header at byte %zu is past the "
-                                   "tuple's end (%zu bytes)", off, len);
+        return refuse(why, whylen,
+                      "pad's varlena header at byte %zu is past the "
+                      "tuple's end (%zu bytes)",
+                      off, len);
     unsigned char b = p[off];
     if (b == 0x01) { /* a TOAST pointer: tag byte, then the pointer */
         if (off + 2 > len || p[off + 1] != 18)
-            return refuse(why, whylen, "pad is an external datum of tag %d, not an "
-                                       "on-disk TOAST pointer (tag 18)",
+            return refuse(why, whylen,
+                          "pad is an external datum of tag %d, not an "
+                          "on-disk TOAST pointer (tag 18)",
                           off + 2 > len ? -1 : p[off + 1]);
         *end = off + 2 + 16;
         row->pad_form = HEAP_PAD_EXTERNAL;
@@ -120,8 +123,10 @@ static int read_varlena(const unsigned char *p, size_t off, size_t len, HeapRow 
         size_t at = align_up(off, 4); /* a zero byte here is alignment padding */
         uint32_t hdr;
         if (at + 4 > len)
-            return refuse(why, whylen, "pad's 4-byte varlena header at byte %zu runs "
-                                       "past the tuple's end (%zu bytes)", at, len);
+            return refuse(why, whylen,
+                          "pad's 4-byte varlena header at byte %zu runs "
+                          "past the tuple's end (%zu bytes)",
+                          at, len);
         memcpy(&hdr, p + at, 4);
         uint32_t size = hdr >> 2;
         bool compressed = (hdr & 3) == 2;
@@ -135,16 +140,19 @@ static int read_varlena(const unsigned char *p, size_t off, size_t len, HeapRow 
                               (unsigned)(tcinfo >> 30));
             row->pad_form = HEAP_PAD_COMPRESSED;
         } else {
-            return refuse(why, whylen, "pad's varlena header 0x%08x is not a form "
-                                       "PostgreSQL stores", (unsigned)hdr);
+            return refuse(why, whylen,
+                          "pad's varlena header 0x%08x is not a form "
+                          "PostgreSQL stores",
+                          (unsigned)hdr);
         }
         *end = at + size;
         row->pad = (const char *)p + at + 4;
         row->pad_len = size - 4;
     }
     if (*end > len)
-        return refuse(why, whylen, "pad's varlena (%zu bytes from byte %zu) runs past "
-                                   "the tuple's end (%zu bytes)",
+        return refuse(why, whylen,
+                      "pad's varlena (%zu bytes from byte %zu) runs past "
+                      "the tuple's end (%zu bytes)",
                       *end - off, off, len);
     return 0;
 }
@@ -161,8 +169,10 @@ static int check_header(const unsigned char *p, size_t len, uint8_t *nulls, char
     memcpy(&h, p, sizeof(h));
     unsigned natts = h.t_infomask2 & HEAP_NATTS_MASK;
     if (natts != HEAP_NATTS)
-        return refuse(why, whylen, "tuple has %u attributes, t has %d (id int4, k "
-                                   "int4, v int8, pad text)", natts, HEAP_NATTS);
+        return refuse(why, whylen,
+                      "tuple has %u attributes, t has %d (id int4, k "
+                      "int4, v int8, pad text)",
+                      natts, HEAP_NATTS);
     if (h.t_infomask & HEAP_HASOID_OLD)
         return refuse(why, whylen, "tuple has an OID column (a table WITH OIDS)");
     if (h.t_hoff != HEAP_TUPLE_HOFF || len < HEAP_TUPLE_HOFF)
@@ -190,8 +200,10 @@ int heap_tuple_check(const void *tup, size_t len, HeapRow *row, char *why,
             continue;
         off = align_up(off, columns[c].align);
         if (off + columns[c].align > len)
-            return refuse(why, whylen, "column %s at byte %zu runs past the tuple's "
-                                       "end (%zu bytes)", columns[c].name, off, len);
+            return refuse(why, whylen,
+                          "column %s at byte %zu runs past the tuple's "
+                          "end (%zu bytes)",
+                          columns[c].name, off, len);
         memcpy(dst[c], p + off, columns[c].align);
         off += columns[c].align;
     }
@@ -208,8 +220,10 @@ int heap_tuple_check(const void *tup, size_t len, HeapRow *row, char *why,
                       external ? "clear" : "set",
                       external ? "a TOAST pointer" : "not one");
     if (off != len)
-        return refuse(why, whylen, "the columns end at byte %zu but the tuple has %zu "
-                                   "bytes", off, len);
+        return refuse(why, whylen,
+                      "the columns end at byte %zu but the tuple has %zu "
+                      "bytes",
+                      off, len);
     return 0;
 }
 

@@ -71,9 +71,10 @@
 #define HEAP_LOCK_MASK        (HEAP_XMAX_KEYSHR_LOCK | HEAP_XMAX_EXCL_LOCK)
 #define HEAP_NATTS_MASK       0x07FF /* t_infomask2: number of attributes */
 
-#define HEAP_NATTS        4
-#define HEAP_TUPLE_HOFF   24 /* MAXALIGN(23), and MAXALIGN(23 + 1) with a null bitmap */
-#define HEAP_DATA_PAD_OFF 16 /* pad's varlena header, from t_hoff, when nothing is null */
+#define HEAP_NATTS      4
+#define HEAP_TUPLE_HOFF 24 /* MAXALIGN(23), and MAXALIGN(23 + 1) with a null bitmap */
+#define HEAP_DATA_PAD_OFF                                                              \
+    16 /* pad's varlena header, from t_hoff, when nothing is null */
 
 /* Longest text that fits a 1-byte varlena header (its length byte holds n + 1 <= 127).
  */
@@ -181,7 +182,7 @@ int heap_tuple_deform(const void *tup, size_t len, HeapRow *row);
 #define HEAP_PLAIN_VIS ((uint64_t)(HEAP_XMIN_COMMITTED | HEAP_XMAX_INVALID) << 16)
 #define HEAP_PLAIN_MASK                                                                \
     ((uint64_t)HEAP_NATTS_MASK |                                                       \
-     (uint64_t)(HEAP_HASNULL | HEAP_HASVARWIDTH | HEAP_HASEXTERNAL | HEAP_HASOID_OLD)   \
+     (uint64_t)(HEAP_HASNULL | HEAP_HASVARWIDTH | HEAP_HASEXTERNAL | HEAP_HASOID_OLD)  \
          << 16 |                                                                       \
      (uint64_t)0xff << 32)
 #define HEAP_PLAIN_WANT                                                                \

@@ -227,15 +227,15 @@ typedef enum PageFaultKind {
 
 typedef struct PageFault {
     PageFaultKind kind;
-    unsigned item;       /* PAGE_BAD_ITEM: the 1-based line pointer number */
-    ItemId item_id;      /* PAGE_BAD_ITEM: its raw value */
-    PageChecksum sum;    /* PAGE_BAD_CHECKSUM: the checksum that was checked */
-    uint16_t stored;     /* PAGE_BAD_CHECKSUM: pd_checksum as found */
-    uint16_t computed;   /* PAGE_BAD_CHECKSUM: what it should be */
-    bool other_matches;  /* PAGE_BAD_CHECKSUM: the stored value is the other
-                            algorithm's checksum of this page (a PostgreSQL page
-                            checked as heapscan's, or the reverse) */
-    PageHeaderData hdr;  /* a copy of the header as found */
+    unsigned item;      /* PAGE_BAD_ITEM: the 1-based line pointer number */
+    ItemId item_id;     /* PAGE_BAD_ITEM: its raw value */
+    PageChecksum sum;   /* PAGE_BAD_CHECKSUM: the checksum that was checked */
+    uint16_t stored;    /* PAGE_BAD_CHECKSUM: pd_checksum as found */
+    uint16_t computed;  /* PAGE_BAD_CHECKSUM: what it should be */
+    bool other_matches; /* PAGE_BAD_CHECKSUM: the stored value is the other
+                           algorithm's checksum of this page (a PostgreSQL page
+                           checked as heapscan's, or the reverse) */
+    PageHeaderData hdr; /* a copy of the header as found */
 } PageFault;
 
 /*

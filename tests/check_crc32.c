@@ -47,9 +47,9 @@ START_TEST(the_chosen_one_is_zlibs_crc32)
     ck_assert_uint_eq(crc32_update(0, text, sizeof(text) - 1),
                       crc32(0, (const Bytef *)text, sizeof(text) - 1));
     /* chaining: two pieces give the CRC of the whole */
-    ck_assert_uint_eq(crc32_update(crc32_update(0, text, 10), text + 10,
-                                   sizeof(text) - 11),
-                      0x414fa339);
+    ck_assert_uint_eq(
+        crc32_update(crc32_update(0, text, 10), text + 10, sizeof(text) - 11),
+        0x414fa339);
     ck_assert_uint_eq(crc32_update(0, NULL, 0), 0);
 }
 END_TEST

@@ -19,19 +19,19 @@ typedef struct VisCase {
     const char *what;
     uint16_t infomask;
     uint32_t xmin, xmax;
-    int want; /* VISIBLE, INVISIBLE or REFUSED */
+    int want;        /* VISIBLE, INVISIBLE or REFUSED */
     const char *msg; /* REFUSED: part of the message */
 } VisCase;
 
-#define XC  HEAP_XMIN_COMMITTED
-#define XI  HEAP_XMIN_INVALID
-#define XF  HEAP_XMIN_FROZEN
-#define MC  HEAP_XMAX_COMMITTED
-#define MI  HEAP_XMAX_INVALID
-#define LO  HEAP_XMAX_LOCK_ONLY
-#define EX  HEAP_XMAX_EXCL_LOCK
-#define KS  HEAP_XMAX_KEYSHR_LOCK
-#define MU  HEAP_XMAX_IS_MULTI
+#define XC HEAP_XMIN_COMMITTED
+#define XI HEAP_XMIN_INVALID
+#define XF HEAP_XMIN_FROZEN
+#define MC HEAP_XMAX_COMMITTED
+#define MI HEAP_XMAX_INVALID
+#define LO HEAP_XMAX_LOCK_ONLY
+#define EX HEAP_XMAX_EXCL_LOCK
+#define KS HEAP_XMAX_KEYSHR_LOCK
+#define MU HEAP_XMAX_IS_MULTI
 
 /* PostgreSQL's HeapTupleSatisfiesMVCC() for a snapshot after every
  * transaction ended, with only what the tuple itself says. */
@@ -67,8 +67,7 @@ static const VisCase vis_cases[] = {
      "MultiXact 7"},
     {"moved off by VACUUM FULL before 9.0", HEAP_MOVED_OFF | MI, 1234, 0, REFUSED,
      "VACUUM FULL before PostgreSQL 9.0"},
-    {"moved in, but hinted committed", HEAP_MOVED_IN | XC | MI, 1234, 0, VISIBLE,
-     NULL},
+    {"moved in, but hinted committed", HEAP_MOVED_IN | XC | MI, 1234, 0, VISIBLE, NULL},
 };
 #define NVIS (int)(sizeof(vis_cases) / sizeof(vis_cases[0]))
 

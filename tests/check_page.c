@@ -246,16 +246,19 @@ START_TEST(every_single_bit_flip_is_detected)
     const uint32_t blocks[] = {0, 131072 + 5};
     for (int b = 0; b < 2; b++) {
         full_page(_i ? 200 : 59, blocks[b]);
-        ck_assert_int_eq(page_verify(page, blocks[b], PAGE_CHECKSUM_HEAPSCAN, NULL), PAGE_OK);
+        ck_assert_int_eq(page_verify(page, blocks[b], PAGE_CHECKSUM_HEAPSCAN, NULL),
+                         PAGE_OK);
         for (unsigned bit = 0; bit < BLCKSZ * 8; bit++) {
             page[bit / 8] ^= (unsigned char)(1u << (bit % 8));
             PageFault f;
-            ck_assert_msg(page_verify(page, blocks[b], PAGE_CHECKSUM_HEAPSCAN, &f) != PAGE_OK,
+            ck_assert_msg(page_verify(page, blocks[b], PAGE_CHECKSUM_HEAPSCAN, &f) !=
+                              PAGE_OK,
                           "flip of bit %u (byte %u) of block %u not detected", bit,
                           bit / 8, blocks[b]);
             page[bit / 8] ^= (unsigned char)(1u << (bit % 8));
         }
-        ck_assert_int_eq(page_verify(page, blocks[b], PAGE_CHECKSUM_HEAPSCAN, NULL), PAGE_OK);
+        ck_assert_int_eq(page_verify(page, blocks[b], PAGE_CHECKSUM_HEAPSCAN, NULL),
+                         PAGE_OK);
     }
 }
 END_TEST
@@ -266,7 +269,8 @@ START_TEST(page_at_the_wrong_block_fails)
     const uint32_t others[] = {0, 999, 1001, 1000 + 131072, 1000 ^ 0x80000000u};
     for (int i = 0; i < 5; i++) {
         PageFault f;
-        ck_assert_int_eq(page_verify(page, others[i], PAGE_CHECKSUM_HEAPSCAN, &f), PAGE_BAD_CHECKSUM);
+        ck_assert_int_eq(page_verify(page, others[i], PAGE_CHECKSUM_HEAPSCAN, &f),
+                         PAGE_BAD_CHECKSUM);
         ck_assert_uint_eq(f.stored, rd16(page + 8));
         ck_assert_uint_eq(f.computed, page_checksum(page, others[i]));
     }
@@ -319,7 +323,8 @@ START_TEST(random_pages_are_refused_without_harm)
         }
         PageFault f;
         char msg[512];
-        ck_assert_int_ne(page_verify(p, (uint32_t)i, PAGE_CHECKSUM_HEAPSCAN, &f), PAGE_OK);
+        ck_assert_int_ne(page_verify(p, (uint32_t)i, PAGE_CHECKSUM_HEAPSCAN, &f),
+                         PAGE_OK);
         ck_assert_ptr_nonnull(page_fault_describe(&f, msg, sizeof(msg)));
     }
     free(p);
@@ -454,8 +459,9 @@ START_TEST(postgres_checksum_matches_a_real_server)
         /* checked as heapscan's, the message says whose checksum it holds */
         if (pages[i].blkno < 2) {
             char msg[256];
-            ck_assert_int_eq(page_verify(page, pages[i].blkno, PAGE_CHECKSUM_HEAPSCAN, &f),
-                             PAGE_BAD_CHECKSUM);
+            ck_assert_int_eq(
+                page_verify(page, pages[i].blkno, PAGE_CHECKSUM_HEAPSCAN, &f),
+                PAGE_BAD_CHECKSUM);
             ck_assert_ptr_nonnull(strstr(page_fault_describe(&f, msg, sizeof(msg)),
                                          "PostgreSQL's data checksum"));
         }
@@ -483,7 +489,8 @@ START_TEST(checksum_message_names_both_values)
     char msg[256], want[128];
     full_page(59, 9);
     page[5000] ^= 0x40;
-    ck_assert_int_eq(page_verify(page, 9, PAGE_CHECKSUM_HEAPSCAN, &f), PAGE_BAD_CHECKSUM);
+    ck_assert_int_eq(page_verify(page, 9, PAGE_CHECKSUM_HEAPSCAN, &f),
+                     PAGE_BAD_CHECKSUM);
     snprintf(want, sizeof(want), "checksum mismatch (stored 0x%04x, computed 0x%04x)",
              rd16(page + 8), page_checksum(page, 9));
     ck_assert_str_eq(page_fault_describe(&f, msg, sizeof(msg)), want);
