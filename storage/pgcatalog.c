@@ -35,18 +35,18 @@
  * (PostgreSQL 15's pg_class.h and pg_attribute.h, checked with
  * pageinspect against a real cluster). */
 enum {
-    CLASS_OID = 0,             /* oid */
-    CLASS_RELNAME = 4,         /* name (64 bytes, NUL-padded) */
-    CLASS_RELFILENODE = 88,    /* oid */
-    CLASS_RELTABLESPACE = 92,  /* oid */
-    CLASS_RELKIND = 115,       /* char */
-    CLASS_RELNATTS = 116,      /* int2 */
+    CLASS_OID = 0,            /* oid */
+    CLASS_RELNAME = 4,        /* name (64 bytes, NUL-padded) */
+    CLASS_RELFILENODE = 88,   /* oid */
+    CLASS_RELTABLESPACE = 92, /* oid */
+    CLASS_RELKIND = 115,      /* char */
+    CLASS_RELNATTS = 116,     /* int2 */
     CLASS_FIXED_END = 118,
-    ATT_RELID = 0,             /* oid */
-    ATT_NAME = 4,              /* name */
-    ATT_TYPID = 68,            /* oid */
-    ATT_NUM = 78,              /* int2 */
-    ATT_ISDROPPED = 101,       /* bool */
+    ATT_RELID = 0,       /* oid */
+    ATT_NAME = 4,        /* name */
+    ATT_TYPID = 68,      /* oid */
+    ATT_NUM = 78,        /* int2 */
+    ATT_ISDROPPED = 101, /* bool */
     ATT_FIXED_END = 102,
 };
 #define NAMEDATALEN 64
@@ -245,7 +245,7 @@ static int mapped_catalog(const char *dbdir, uint32_t oid, char *path, size_t le
     close(fd);
     uint32_t count = n == RELMAP_FILESIZE ? rd32(buf + 4) : 0;
     if (n != RELMAP_FILESIZE || rd32(buf) != RELMAP_MAGIC || count > RELMAP_MAX ||
-        pgxact_crc32c(buf, 8 + 8 * RELMAP_MAX) != rd32(buf + 8 + 8 * RELMAP_MAX))
+        pg_crc32c(buf, 8 + 8 * RELMAP_MAX) != rd32(buf + 8 + 8 * RELMAP_MAX))
         return hs_error_set(err, HS_EREFUSED, map, HS_NO_BLOCK,
                             "not a PostgreSQL 15 relation map (size, magic or CRC)");
     for (uint32_t i = 0; i < count; i++)
@@ -328,10 +328,11 @@ static const char *type_name(uint32_t oid, char *buf, size_t len)
     static const struct {
         uint32_t oid;
         const char *name;
-    } types[] = {{16, "bool"},     {17, "bytea"},      {20, "int8"},    {21, "int2"},
-                 {23, "int4"},     {25, "text"},       {700, "float4"}, {701, "float8"},
-                 {1042, "bpchar"}, {1043, "varchar"},  {1082, "date"},
-                 {1114, "timestamp"}, {1184, "timestamptz"}, {1700, "numeric"}};
+    } types[] = {{16, "bool"},          {17, "bytea"},    {20, "int8"},
+                 {21, "int2"},          {23, "int4"},     {25, "text"},
+                 {700, "float4"},       {701, "float8"},  {1042, "bpchar"},
+                 {1043, "varchar"},     {1082, "date"},   {1114, "timestamp"},
+                 {1184, "timestamptz"}, {1700, "numeric"}};
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
         if (types[i].oid == oid)
             return types[i].name;
@@ -346,14 +347,13 @@ static void describe_columns(const ColumnList *cl, char *buf, size_t len)
     for (int a = 1; a <= cl->cl_max && n < len; a++) {
         const Column *c = &cl->cl_col[a];
         char tb[32];
-        n += (size_t)snprintf(buf + n, len - n, "%s%s%s%s", a > 1 ? ", " : "",
-                              !c->co_seen      ? "?"
-                              : c->co_dropped ? "a dropped column"
-                                              : c->co_name,
-                              c->co_seen && !c->co_dropped ? " " : "",
-                              c->co_seen && !c->co_dropped
-                                  ? type_name(c->co_type, tb, sizeof(tb))
-                                  : "");
+        n += (size_t)snprintf(
+            buf + n, len - n, "%s%s%s%s", a > 1 ? ", " : "",
+            !c->co_seen     ? "?"
+            : c->co_dropped ? "a dropped column"
+                            : c->co_name,
+            c->co_seen && !c->co_dropped ? " " : "",
+            c->co_seen && !c->co_dropped ? type_name(c->co_type, tb, sizeof(tb)) : "");
     }
     if (n < len)
         snprintf(buf + n, len - n, ")");
@@ -365,7 +365,8 @@ static bool columns_are_t(const ColumnList *cl)
     static const struct {
         const char *name;
         uint32_t type;
-    } t[HEAP_NATTS] = {{"id", INT4OID}, {"k", INT4OID}, {"v", INT8OID}, {"pad", TEXTOID}};
+    } t[HEAP_NATTS] = {
+        {"id", INT4OID}, {"k", INT4OID}, {"v", INT8OID}, {"pad", TEXTOID}};
     if (cl->cl_max != HEAP_NATTS)
         return false;
     for (int a = 1; a <= HEAP_NATTS; a++) {

@@ -10,8 +10,9 @@
  *   pgxact_multi_update_xid() -- the updating member of a MultiXact, from
  *                           DIR/pg_multixact
  *   pgxact_close()
- *   pgxact_crc32c()      -- PostgreSQL's CRC-32C, as pg_control and the
- *                           relation map files carry it
+ *   pgcontrol_open()     -- (pgcontrol.c) the checks and pg_control alone
+ *   pg_crc32c()          -- (pgcontrol.c) PostgreSQL's CRC-32C, as pg_control
+ *                           and the relation map files carry it
  * See also: heap.h -- the visibility rules that ask these questions.
  *
  * Transaction status lives in pg_xact: 2 bits per xid (00 in progress,
@@ -144,6 +145,15 @@ void pgxact_close(PgXact *px);
  * bytes before its crc field, pg_filenode.map over the bytes before its.
  * CRC-32C of "123456789" is 0xE3069283.
  */
-uint32_t pgxact_crc32c(const void *buf, size_t len);
+uint32_t pg_crc32c(const void *buf, size_t len);
+
+/*
+ * pgcontrol.c: check that pgdata is a cleanly stopped PostgreSQL 15 cluster
+ * (PG_VERSION, pg_control's version, CRC, block and segment size, no
+ * postmaster.pid, state shut down) and read its pg_control into *pc;
+ * control_path (PATH_MAX bytes) gets the control file's path.  The
+ * refusals pgxact_open() lists.
+ */
+int pgcontrol_open(const char *pgdata, PgControl *pc, char *control_path, HsError *err);
 
 #endif
