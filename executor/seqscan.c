@@ -28,7 +28,6 @@ void seqscan_begin(SeqScan *ss, BufMgr *bm, PgXact *xact, const Qual *qual,
     ss->ss_bm = bm;
     ss->ss_skip_corrupt = skip_corrupt;
     ss->ss_nblocks = bufmgr_nblocks(bm);
-    bufmgr_scan_hint(bm, 0, ss->ss_nblocks);
 }
 
 static void release_page(SeqScan *ss)
@@ -62,8 +61,8 @@ static int refuse_item(SeqScan *ss, uint64_t blkno, unsigned item, HsError *err)
     char what[sizeof(err->file) + sizeof(err->msg) + 4];
     snprintf(what, sizeof(what), "%s%s%s", err->file, err->file[0] ? ": " : "",
              err->msg);
-    return hs_error_set(err, err->code, ss->ss_path, (int64_t)blkno,
-                        "item %u: %s", item, what);
+    return hs_error_set(err, err->code, ss->ss_path, (int64_t)blkno, "item %u: %s",
+                        item, what);
 }
 
 /* What decide_tuple() found. */
@@ -117,7 +116,8 @@ collect_items(SeqScan *ss, uint64_t blkno, unsigned nitems, bool all_visible, bo
     const uint64_t lo = ss->ss_range.qr_lo, span = ss->ss_range.qr_span;
     const unsigned col = ss->ss_range.qr_off;
     const bool negate = ss->ss_range.qr_negate;
-    const uint64_t mask = heap_plain_mask(all_visible), want = heap_plain_want(all_visible);
+    const uint64_t mask = heap_plain_mask(all_visible),
+                   want = heap_plain_want(all_visible);
     ScanItem *match = ss->ss_match;
     const bool fast = ss->ss_fast;
     unsigned nmatch = 0, visible = 0;
@@ -171,8 +171,9 @@ int seqscan_walk_page(SeqScan *ss, const void *page, uint64_t blkno, HsError *er
     ss->ss_page = page;
     const PageHeaderData *ph = page_header(ss->ss_page);
     uint16_t lower = ph->pd_lower; /* read once */
-    unsigned nitems =
-        lower <= SIZE_OF_PAGE_HEADER ? 0 : (lower - SIZE_OF_PAGE_HEADER) / sizeof(ItemId);
+    unsigned nitems = lower <= SIZE_OF_PAGE_HEADER
+                          ? 0
+                          : (lower - SIZE_OF_PAGE_HEADER) / sizeof(ItemId);
     if (lower > BLCKSZ || nitems > MAX_HEAP_TUPLES_PER_PAGE)
         return hs_error_set(err, HS_ECORRUPT, ss->ss_path, (int64_t)blkno,
                             "invalid page header (pd_lower %u)", lower);
@@ -197,19 +198,24 @@ static int page_failed(SeqScan *ss, int rc)
     return rc;
 }
 
-/* Move onto the next page. SEQSCAN_DONE at the end. */
+/* Move onto the next page of the stream (begun on the first call).
+ * SEQSCAN_DONE at the end. */
 static int advance_page(SeqScan *ss, HsError *err)
 {
     release_page(ss);
-    if (ss->ss_next_blk >= ss->ss_nblocks)
-        return SEQSCAN_DONE;
-    uint64_t blkno = ss->ss_next_blk++;
+    if (ss->ss_stream == NULL && ss->ss_next_blk == 0 &&
+        (ss->ss_stream = read_stream_begin(ss->ss_bm, 0, ss->ss_nblocks, err)) == NULL)
+        return err->code;
     const void *page;
-    int rc = bufmgr_read(ss->ss_bm, blkno, &ss->ss_buf, &page, err);
-    if (rc < 0) {
+    uint64_t blkno;
+    int rc = ss->ss_stream
+                 ? read_stream_next(ss->ss_stream, &ss->ss_buf, &page, &blkno, err)
+                 : 0;
+    if (rc <= 0) {
         ss->ss_buf = INVALID_BUFFER;
-        return page_failed(ss, rc);
+        return rc == 0 ? SEQSCAN_DONE : page_failed(ss, rc);
     }
+    ss->ss_next_blk = blkno + 1;
     if ((rc = seqscan_walk_page(ss, page, blkno, err)) < 0) {
         release_page(ss);
         return page_failed(ss, rc);
@@ -253,6 +259,8 @@ int seqscan_next(SeqScan *ss, HeapRow *row, HsError *err)
 void seqscan_end(SeqScan *ss)
 {
     release_page(ss);
+    read_stream_end(ss->ss_stream);
+    ss->ss_stream = NULL;
 }
 
 const char *scan_sum_format(ScanSum v, char *buf, size_t len)

@@ -4,8 +4,9 @@
  *
  * Entry points: seqscan_begin(), seqscan_next(), seqscan_end(); and
  * executor_run(), which drives a scan into a ScanSink (count the rows,
- * sum v).  Below it: bufmgr_read()/bufmgr_release() only; the node never
- * learns which access method supplied a page.
+ * sum v).  Below it: a read stream (readstream.h) of the relation's pages
+ * and bufmgr_release(); the node never learns which access method supplied
+ * a page.
  *
  * Page at a time, as PostgreSQL's heapgettup_pagemode(): when the node
  * moves onto a page it pins it, walks its line pointers once, and keeps the
@@ -39,6 +40,7 @@
 #include "bufmgr.h"
 #include "heap.h"
 #include "qual.h"
+#include "readstream.h"
 
 enum {
     SEQSCAN_DONE = 0,    /* no more rows */
@@ -52,16 +54,17 @@ enum {
 typedef uint64_t ScanItem;
 
 typedef struct SeqScan {
-    BufMgr *ss_bm;      /* where pages come from (NULL: seqscan_walk_page() only) */
-    const char *ss_path; /* the relation, for messages */
-    PgXact *ss_xact; /* the cluster's transaction status, or NULL */
+    BufMgr *ss_bm;         /* where pages come from (NULL: seqscan_walk_page() only) */
+    ReadStream *ss_stream; /* its pages in block order (begun by the first next) */
+    const char *ss_path;   /* the relation, for messages */
+    PgXact *ss_xact;       /* the cluster's transaction status, or NULL */
     Qual ss_qual;
     QualRange ss_range;   /* ss_qual compiled for the tuple loop */
     bool ss_skip_corrupt; /* skip pages that fail verification, and go on */
     bool ss_fast;         /* take the common case's short way (tests turn it off to
                              check it against the full decision) */
     uint64_t ss_nblocks;  /* pages in the relation */
-    uint64_t ss_next_blk; /* the next page to move onto */
+    uint64_t ss_next_blk; /* one past the page being walked (0 before the first) */
     Buffer ss_buf;        /* the pinned current page, or INVALID_BUFFER */
     const unsigned char *ss_page;
     ScanItem ss_match[MAX_HEAP_TUPLES_PER_PAGE]; /* matching tuples of the page */

@@ -7,9 +7,10 @@
  *   bufmgr_read()    -- find or bring in the requested page, verify it if it
  *                       is new to us, pin it and return a pointer to it
  *   bufmgr_release() -- unpin it
- *   bufmgr_scan_hint() -- say a sequential scan of [start, end) is coming, so
- *                       consecutive misses can be combined into one preadv()
- * See also: pageio.c -- the system calls; page.c -- verification.
+ * A sequential scan reads through a read stream instead (readstream.h),
+ * which keeps reads of consecutive blocks in flight ahead of the scan.
+ * See also: pool.c and freelist.c -- the read access method; mapped.c --
+ * the mmap one; pageio.c -- the system calls; page.c -- verification.
  *
  * The access method is chosen once, at open, through a table of functions
  * (as PostgreSQL's smgr switch or SQLite's pager getter); callers get a
@@ -21,16 +22,17 @@
  *   frame is never a victim).  When the table is larger than a quarter of the
  *   pool (or with BUF_STRATEGY_RING), misses recycle a small ring of frames
  *   (default 256 KiB, so it stays in L2 cache) instead of flooding the pool,
- *   as PostgreSQL's BAS_BULKREAD does.  Within a hinted scan an I/O worker
- *   thread reads the next batch while the caller works on this one (frames
- *   in flight are pinned and marked, and a pin of one waits for the read).
+ *   as PostgreSQL's BAS_BULKREAD does.  Reads go through an I/O method
+ *   (pageio.h): in line, or an I/O worker thread that a read stream keeps
+ *   busy ahead of the scan.
  * mmap: the segment files are mapped in windows of a fixed size (or whole);
  *   a page is a pointer into its window, no copy; a window is not unmapped
  *   while a page in it is pinned.
  *
  * Invariant: no caller ever sees a page that came from the file without it
- * having passed page_verify() (unless verification is off): on read into a
- * frame, or for mmap on the first access after its window was mapped.
+ * having passed page_verify() (unless verification is off): on its first
+ * use after it was read into a frame, or for mmap after its window was
+ * mapped.  bufmgr_check_state() asserts the rest (pool.c, mapped.c).
  *
  * One relation per buffer manager: a buffer tag is just the block number.
  */
@@ -50,7 +52,6 @@
 #define BUFMGR_DEFAULT_IO_COMBINE                                                      \
     ((size_t)128 << 10) /* PostgreSQL 17's io_combine_limit */
 #define BUFMGR_DEFAULT_MMAP_CHUNK ((size_t)8 << 20)
-#define BUFMGR_MAX_IO_COMBINE     ((size_t)1 << 20)
 #define BUFMGR_MAX_FRAMES                                                              \
     (UINT32_C(1) << 30) /* 8 TiB; the hash has 2x buckets in 32 bits */
 
@@ -87,7 +88,8 @@ typedef struct BufMgrOptions {
     size_t bo_pool_bytes;       /* read: the pool's size */
     size_t bo_ring_bytes;       /* read: the bulk-read ring's size */
     BufStrategy bo_strategy;    /* read: ring or whole pool */
-    size_t bo_io_combine_bytes; /* read: most bytes one preadv brings in */
+    size_t bo_io_combine_bytes; /* read: most bytes one read brings in (a whole
+                                   number of pages, at most PAGEIO_MAX_PAGES) */
     size_t bo_mmap_chunk_bytes; /* mmap: window size; 0 maps each segment whole */
     PageIOAdvice bo_advice;     /* mmap: madvise for each window */
     bool bo_verify;             /* verify pages from the file */
@@ -140,9 +142,6 @@ int bufmgr_io_workers(const BufMgr *bm);
 /* Frames in the pool (read) or pages per window (mmap). */
 uint32_t bufmgr_frames(const BufMgr *bm);
 
-/* A sequential scan of blocks [start, end) follows: read ahead within it. */
-void bufmgr_scan_hint(BufMgr *bm, uint64_t start, uint64_t end);
-
 /*
  * Pin block blkno and set *page to its 8192 bytes and *buf to the handle to
  * release.  On failure nothing is pinned and the error names the block:
@@ -173,5 +172,14 @@ const char *bufmgr_path(const BufMgr *bm);
 
 /* Unmap, free and close everything; safe after an error or a SIGBUS. */
 void bufmgr_close(BufMgr *bm);
+
+/*
+ * Assert the buffer manager's invariants (pool.c and mapped.c list them):
+ * the hash and the descriptors agree, frames being read are pinned, pins
+ * are never released twice, a ring holds frames of the pool.  With checking
+ * on (tests), every call checks them first; builds with NDEBUG never do.
+ */
+void bufmgr_check_state(const BufMgr *bm);
+void bufmgr_set_checking(BufMgr *bm, bool on);
 
 #endif

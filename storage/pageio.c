@@ -14,12 +14,11 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#define BUFMGR_IO_MAX_PAGES 128 /* the most pages one worker request holds (1 MiB) */
-
-const char *const pageio_advice_names[] = {
-    [PAGEIO_ADV_NORMAL] = "normal",     [PAGEIO_ADV_SEQUENTIAL] = "sequential",
-    [PAGEIO_ADV_WILLNEED] = "willneed", [PAGEIO_ADV_POPULATE] = "populate",
-    [PAGEIO_ADV_POPULATE + 1] = NULL};
+const char *const pageio_advice_names[] = {[PAGEIO_ADV_NORMAL] = "normal",
+                                           [PAGEIO_ADV_SEQUENTIAL] = "sequential",
+                                           [PAGEIO_ADV_WILLNEED] = "willneed",
+                                           [PAGEIO_ADV_POPULATE] = "populate",
+                                           [PAGEIO_ADV_POPULATE + 1] = NULL};
 
 const char *pageio_advice_name(PageIOAdvice a)
 {
@@ -92,17 +91,17 @@ void pageio_unmap(PageIOWindow *w)
 enum { W_IDLE, W_SUBMITTED, W_DONE };
 
 /* One request: its hand-over state, what to read, and how it went. */
-typedef struct PageIOReq {
+typedef struct WorkerReq {
     _Atomic int pr_state; /* W_* */
     uint64_t pr_blkno;
     uint32_t pr_n;
-    void *pr_frames[BUFMGR_IO_MAX_PAGES];
+    void *pr_frames[PAGEIO_MAX_PAGES];
     int pr_rc;
     uint32_t pr_calls;
     HsError pr_err;
-} PageIOReq;
+} WorkerReq;
 
-struct PageIOWorker {
+typedef struct PageIOWorker {
     RelFile *pw_rel;
     pthread_t pw_thread;
     pthread_mutex_t pw_lock;
@@ -115,8 +114,8 @@ struct PageIOWorker {
     unsigned pw_submitted, pw_waited; /* the owner's counts of requests */
     /* taken in turn by both sides, so the worker goes from one straight on to
      * the next when the owner queued it in time */
-    PageIOReq pw_req[PAGEIO_QUEUE];
-};
+    WorkerReq pw_req[PAGEIO_QUEUE];
+} PageIOWorker;
 
 static inline void cpu_relax(void)
 {
@@ -194,7 +193,7 @@ static void *worker_main(void *arg)
 {
     PageIOWorker *w = arg;
     for (unsigned k = 0;; k++) {
-        PageIOReq *r = &w->pw_req[k % PAGEIO_QUEUE];
+        WorkerReq *r = &w->pw_req[k % PAGEIO_QUEUE];
         await_state(w, &r->pr_state, W_SUBMITTED, &w->pw_worker_sleeps,
                     &w->pw_worker_contended);
         if (atomic_load(&w->pw_stop))
@@ -205,7 +204,7 @@ static void *worker_main(void *arg)
     }
 }
 
-PageIOWorker *pageio_worker_start(RelFile *rf)
+static PageIOWorker *worker_start(RelFile *rf)
 {
     PageIOWorker *w = calloc(1, sizeof(*w));
     if (w == NULL)
@@ -251,26 +250,28 @@ PageIOWorker *pageio_worker_start(RelFile *rf)
     return w;
 }
 
-void pageio_worker_submit(PageIOWorker *w, uint64_t blkno, uint32_t n,
+static unsigned worker_outstanding(const PageIOWorker *w);
+
+static void worker_submit(PageIOWorker *w, uint64_t blkno, uint32_t n,
                           void *const *frames)
 {
-    assert(pageio_worker_outstanding(w) < PAGEIO_QUEUE && n <= BUFMGR_IO_MAX_PAGES);
-    PageIOReq *r = &w->pw_req[w->pw_submitted++ % PAGEIO_QUEUE];
+    assert(worker_outstanding(w) < PAGEIO_QUEUE && n <= PAGEIO_MAX_PAGES);
+    WorkerReq *r = &w->pw_req[w->pw_submitted++ % PAGEIO_QUEUE];
     r->pr_blkno = blkno;
     r->pr_n = n;
     memcpy(r->pr_frames, frames, n * sizeof(frames[0]));
     publish_state(w, &r->pr_state, W_SUBMITTED, &w->pw_worker_sleeps);
 }
 
-unsigned pageio_worker_outstanding(const PageIOWorker *w)
+static unsigned worker_outstanding(const PageIOWorker *w)
 {
     return w->pw_submitted - w->pw_waited;
 }
 
-int pageio_worker_wait(PageIOWorker *w, uint32_t *calls, HsError *err)
+static int worker_wait(PageIOWorker *w, uint32_t *calls, HsError *err)
 {
-    assert(pageio_worker_outstanding(w) > 0);
-    PageIOReq *r = &w->pw_req[w->pw_waited++ % PAGEIO_QUEUE];
+    assert(worker_outstanding(w) > 0);
+    WorkerReq *r = &w->pw_req[w->pw_waited++ % PAGEIO_QUEUE];
     await_state(w, &r->pr_state, W_DONE, &w->pw_owner_sleeps, &w->pw_owner_contended);
     int rc = r->pr_rc;
     *calls = r->pr_calls;
@@ -280,13 +281,13 @@ int pageio_worker_wait(PageIOWorker *w, uint32_t *calls, HsError *err)
     return rc;
 }
 
-void pageio_worker_stop(PageIOWorker *w)
+static void worker_stop(PageIOWorker *w)
 {
     if (w == NULL)
         return;
     uint32_t calls;
-    while (pageio_worker_outstanding(w) > 0)
-        pageio_worker_wait(w, &calls, NULL);
+    while (worker_outstanding(w) > 0)
+        worker_wait(w, &calls, NULL);
     atomic_store(&w->pw_stop, true);
     pthread_mutex_lock(&w->pw_lock);
     pthread_cond_broadcast(&w->pw_cond);
@@ -295,4 +296,77 @@ void pageio_worker_stop(PageIOWorker *w)
     pthread_mutex_destroy(&w->pw_lock);
     pthread_cond_destroy(&w->pw_cond);
     free(w);
+}
+
+/* ---- the method switch ---------------------------------------------------- */
+
+const char *const pageio_method_names[] = {
+    [PAGEIO_SYNC] = "sync", [PAGEIO_WORKER] = "worker", [PAGEIO_WORKER + 1] = NULL};
+
+struct PageIO {
+    RelFile *io_rel;         /* the relation read */
+    PageIOMethod io_method;  /* as opened (after any fallback) */
+    PageIOWorker *io_worker; /* PAGEIO_WORKER: the thread */
+    int io_rc;               /* PAGEIO_SYNC: the result of the request submitted */
+    HsError io_err;          /* and its error */
+};
+
+int pageio_open(PageIO **out, RelFile *rf, PageIOMethod m, HsError *err)
+{
+    PageIO *io = calloc(1, sizeof(*io));
+    if (io == NULL)
+        return hs_error_set(err, -ENOMEM, rf->rf_path, HS_NO_BLOCK, "out of memory");
+    io->io_rel = rf;
+    io->io_method = PAGEIO_SYNC;
+    if (m == PAGEIO_WORKER && (io->io_worker = worker_start(rf)) != NULL)
+        io->io_method = PAGEIO_WORKER; /* no thread: read in line */
+    *out = io;
+    return 0;
+}
+
+PageIOMethod pageio_method(const PageIO *io)
+{
+    return io->io_method;
+}
+
+unsigned pageio_max_in_flight(const PageIO *io)
+{
+    return io->io_method == PAGEIO_WORKER ? PAGEIO_QUEUE : 1;
+}
+
+void pageio_submit(PageIO *io, PageIORequest *r)
+{
+    assert(!r->pr_submitted && r->pr_n >= 1 && r->pr_n <= PAGEIO_MAX_PAGES);
+    r->pr_submitted = true;
+    if (io->io_worker != NULL) {
+        worker_submit(io->io_worker, r->pr_blkno, r->pr_n, r->pr_pages);
+        return;
+    }
+    io->io_rc = relfile_readv(io->io_rel, r->pr_blkno, r->pr_n, r->pr_pages,
+                              &r->pr_calls, &io->io_err);
+}
+
+int pageio_read(PageIO *io, PageIORequest *r, HsError *err)
+{
+    return r->pr_rc = relfile_readv(io->io_rel, r->pr_blkno, r->pr_n, r->pr_pages,
+                                    &r->pr_calls, err);
+}
+
+int pageio_wait(PageIO *io, PageIORequest *r, HsError *err)
+{
+    assert(r->pr_submitted);
+    r->pr_submitted = false;
+    if (io->io_worker != NULL)
+        r->pr_rc = worker_wait(io->io_worker, &r->pr_calls, err);
+    else if ((r->pr_rc = io->io_rc) < 0 && err != NULL)
+        *err = io->io_err;
+    return r->pr_rc;
+}
+
+void pageio_close(PageIO *io)
+{
+    if (io == NULL)
+        return;
+    worker_stop(io->io_worker);
+    free(io);
 }

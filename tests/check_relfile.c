@@ -14,30 +14,11 @@
 #include "relfile.h"
 #include "testutil.h"
 
-/* Pages whose first 8 bytes hold their block number. */
-static void fill(unsigned char *buf, uint64_t first, uint32_t n)
-{
-    memset(buf, 0xab, (size_t)n * BLCKSZ);
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t b = first + i;
-        memcpy(buf + (size_t)i * BLCKSZ, &b, 8);
-    }
-}
-
+/* A relation of numbered pages (testutil.h). */
 static void write_rel(const char *path, uint32_t seg_blocks, uint64_t pages,
                       bool replace)
 {
-    RelFile rf;
-    HsError err;
-    static unsigned char buf[7 * BLCKSZ];
-    ck_assert_int_eq(relfile_create(&rf, path, seg_blocks, replace, &err), 0);
-    for (uint64_t b = 0; b < pages;) {
-        uint32_t n = pages - b < 7 ? (uint32_t)(pages - b) : 7;
-        fill(buf, b, n);
-        ck_assert_int_eq(relfile_append(&rf, buf, n, &err), 0);
-        b += n;
-    }
-    ck_assert_msg(relfile_commit(&rf, &err) == 0, "%s", err.msg);
+    tu_write_rel(path, seg_blocks, pages, replace);
 }
 
 START_TEST(segments_are_split_and_read_back)
@@ -86,7 +67,7 @@ START_TEST(abort_leaves_nothing)
     RelFile rf;
     HsError err;
     static unsigned char buf[10 * BLCKSZ];
-    fill(buf, 0, 10);
+    tu_fill_pages(buf, 0, 10);
     ck_assert_int_eq(relfile_create(&rf, tu_path("r"), 4, false, &err), 0);
     ck_assert_int_eq(relfile_append(&rf, buf, 10, &err), 0);
     /* while writing, only temporary names exist */
@@ -171,7 +152,7 @@ int __wrap_link(const char *from, const char *to)
     return __real_link(from, to);
 }
 
-/* Segment files of path hold blocks first, first+1, ... from fill(). */
+/* Segment files of path hold blocks first, first+1, ... from tu_fill_pages(). */
 static void assert_blocks(const char *seg, uint64_t first, uint32_t n)
 {
     size_t len;
@@ -192,7 +173,7 @@ static int replace_with_six(const char *path, HsError *err)
 {
     RelFile rf;
     static unsigned char buf[6 * BLCKSZ];
-    fill(buf, 100, 6);
+    tu_fill_pages(buf, 100, 6);
     nrename = nlink = 0; /* the counts start here */
     ck_assert_int_eq(relfile_create(&rf, path, 2, true, err), 0);
     ck_assert_int_eq(relfile_append(&rf, buf, 6, err), 0);
@@ -276,49 +257,6 @@ START_TEST(readv_fills_scattered_frames)
 }
 END_TEST
 
-/* The I/O worker does queued requests in the order given, each with its
- * own result; stopping it waits for what is outstanding. */
-START_TEST(worker_does_queued_requests_in_order)
-{
-    const char *path = tu_path("r");
-    write_rel(path, 8, 20, false);
-    RelFile rf;
-    HsError err;
-    ck_assert_int_eq(relfile_open(&rf, path, 8, &err), 0);
-    PageIOWorker *w = pageio_worker_start(&rf);
-    ck_assert_ptr_nonnull(w);
-    static unsigned char a[4 * BLCKSZ], b[4 * BLCKSZ];
-    void *fa[4], *fb[4];
-    for (int i = 0; i < 4; i++) {
-        fa[i] = a + (size_t)i * BLCKSZ;
-        fb[i] = b + (size_t)i * BLCKSZ;
-    }
-    for (int round = 0; round < 3; round++) {
-        pageio_worker_submit(w, 6, 4, fa);  /* crosses into r.1 */
-        pageio_worker_submit(w, 17, 4, fb); /* past the end (20 pages) */
-        ck_assert_uint_eq(pageio_worker_outstanding(w), 2);
-        uint32_t calls;
-        ck_assert_int_eq(pageio_worker_wait(w, &calls, &err), 0);
-        ck_assert_uint_eq(calls, 2);
-        for (uint64_t i = 0; i < 4; i++) {
-            uint64_t blk;
-            memcpy(&blk, a + i * BLCKSZ, 8);
-            ck_assert_uint_eq(blk, 6 + i);
-        }
-        ck_assert_int_eq(pageio_worker_wait(w, &calls, &err), -EINVAL);
-        ck_assert_int_eq(err.block, 17);
-        ck_assert_uint_eq(pageio_worker_outstanding(w), 0);
-    }
-    usleep(5000); /* past the worker's spin: it sleeps, and is woken */
-    pageio_worker_submit(w, 0, 4, fa);
-    pageio_worker_stop(w); /* with a request outstanding */
-    w = pageio_worker_start(&rf);
-    usleep(5000);
-    pageio_worker_stop(w); /* while it sleeps */
-    relfile_close(&rf);
-}
-END_TEST
-
 START_TEST(not_a_relation)
 {
     RelFile rf;
@@ -361,7 +299,6 @@ static Suite *relfile_suite(void)
     tcase_add_test(tc, a_replace_that_fails_half_way_puts_the_old_relation_back);
     tcase_add_test(tc, a_segment_that_cannot_be_kept_is_not_replaced);
     tcase_add_loop_test(tc, readv_fills_scattered_frames, 0, 2);
-    tcase_add_test(tc, worker_does_queued_requests_in_order);
     tcase_add_test(tc, not_a_relation);
     suite_add_tcase(s, tc);
     return s;

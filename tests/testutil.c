@@ -19,6 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "readstream.h"
+#include "relfile.h"
+
 char tu_dir[256];
 
 int tu_run_suite(Suite *s)
@@ -55,7 +58,8 @@ const char *tu_fixture(const char *name)
 {
     static char path[PATH_MAX];
     const char *dir = getenv("HEAPSCAN_TEST_DATA");
-    ck_assert_msg(dir != NULL && *dir, "HEAPSCAN_TEST_DATA is not set (meson test sets it)");
+    ck_assert_msg(dir != NULL && *dir,
+                  "HEAPSCAN_TEST_DATA is not set (meson test sets it)");
     snprintf(path, sizeof(path), "%s/%s", dir, name);
     return path;
 }
@@ -211,4 +215,75 @@ uint64_t tu_xorshift(uint64_t *state)
     *state ^= *state >> 7;
     *state ^= *state << 17;
     return *state;
+}
+
+void tu_fill_pages(unsigned char *buf, uint64_t first, uint32_t n)
+{
+    memset(buf, 0xab, (size_t)n * BLCKSZ);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t b = first + i;
+        memcpy(buf + (size_t)i * BLCKSZ, &b, 8);
+    }
+}
+
+void tu_write_rel(const char *path, uint32_t seg_blocks, uint64_t pages, bool replace)
+{
+    RelFile rf;
+    HsError err;
+    static unsigned char buf[7 * BLCKSZ];
+    ck_assert_int_eq(relfile_create(&rf, path, seg_blocks, replace, &err), 0);
+    for (uint64_t b = 0; b < pages;) {
+        uint32_t n = pages - b < 7 ? (uint32_t)(pages - b) : 7;
+        tu_fill_pages(buf, b, n);
+        ck_assert_int_eq(relfile_append(&rf, buf, n, &err), 0);
+        b += n;
+    }
+    ck_assert_msg(relfile_commit(&rf, &err) == 0, "%s", err.msg);
+}
+
+const char *tu_make_heap(const char *name, uint64_t rows, unsigned pad, unsigned ff,
+                         uint64_t seed, uint32_t seg_blocks, bool all_visible)
+{
+    char nrows[32], npad[16], nff[16], nseed[32], nseg[32];
+    snprintf(nrows, sizeof(nrows), "%llu", (unsigned long long)rows);
+    snprintf(npad, sizeof(npad), "%u", pad);
+    snprintf(nff, sizeof(nff), "%u", ff);
+    snprintf(nseed, sizeof(nseed), "%llu", (unsigned long long)seed);
+    snprintf(nseg, sizeof(nseg), "%llu",
+             (unsigned long long)(seg_blocks ? seg_blocks : RELFILE_SEG_BLOCKS) *
+                 BLCKSZ);
+    const char *path = tu_path(name);
+    TuRun *r = tu_runl(0, tu_tool("MKHEAP"), "-q", "--rows", nrows, "--pad", npad,
+                       "--fillfactor", nff, "--seed", nseed, "--segment-size", nseg,
+                       all_visible ? "--all-visible" : "--quiet", path, NULL);
+    ck_assert_msg(r->status == 0, "mkheap: %s", r->err);
+    return path;
+}
+
+BufMgr *tu_open_bm(const char *path, const BufMgrOptions *o)
+{
+    BufMgr *bm;
+    HsError err;
+    ck_assert_msg(bufmgr_open(&bm, path, o, &err) == 0, "%s", err.msg);
+    bufmgr_set_checking(bm, true);
+    return bm;
+}
+
+uint64_t tu_stream_all(BufMgr *bm)
+{
+    HsError err;
+    ReadStream *rs = read_stream_begin(bm, 0, bufmgr_nblocks(bm), &err);
+    ck_assert_msg(rs != NULL, "%s", err.msg);
+    Buffer buf;
+    const void *page;
+    uint64_t blkno, n = 0;
+    int rc;
+    while ((rc = read_stream_next(rs, &buf, &page, &blkno, &err)) == 1) {
+        ck_assert_uint_eq(blkno, n++);
+        bufmgr_release(bm, buf);
+    }
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    read_stream_end(rs);
+    ck_assert_uint_eq(bufmgr_pins_held(bm), 0);
+    return n;
 }

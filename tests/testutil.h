@@ -12,6 +12,8 @@
 
 #include <check.h>
 
+#include "bufmgr.h"
+
 /* Run every test of s, print Check's summary, and return the exit status
  * (EXIT_SUCCESS when nothing failed).  Frees s. */
 int tu_run_suite(Suite *s);
@@ -79,6 +81,27 @@ const char *tu_list_dir(const char *dir);
 
 /* Size of a file, or -1. */
 long long tu_file_size(const char *path);
+
+/* n pages into buf holding blocks first .. first + n - 1: each page is 0xab
+ * but for its first 8 bytes, its block number. */
+void tu_fill_pages(unsigned char *buf, uint64_t first, uint32_t n);
+
+/* Write (commit) the relation path of pages such pages, seg_blocks a
+ * segment, replacing one that is there if replace. */
+void tu_write_rel(const char *path, uint32_t seg_blocks, uint64_t pages, bool replace);
+
+/* A table made by mkheap in tu_dir ($MKHEAP): rows rows of pad bytes, the
+ * fillfactor and seed given, seg_blocks pages a segment (0: the default),
+ * PD_ALL_VISIBLE on every page if all_visible.  Its path. */
+const char *tu_make_heap(const char *name, uint64_t rows, unsigned pad, unsigned ff,
+                         uint64_t seed, uint32_t seg_blocks, bool all_visible);
+
+/* bufmgr_open() with o, with its invariants checked at every call, or fail. */
+BufMgr *tu_open_bm(const char *path, const BufMgrOptions *o);
+
+/* Every page of bm through a read stream, each released at once: the pages
+ * handed out.  Fails the test on an error or a pin left behind. */
+uint64_t tu_stream_all(BufMgr *bm);
 
 /* The next number of a xorshift64 sequence in *state (never seed it 0):
  * repeatable pseudo-random choices for tests. */

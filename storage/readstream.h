@@ -1,0 +1,52 @@
+/*
+ * readstream.h -- the pages of a range of blocks, in block order, read
+ *                 ahead of the caller (as PostgreSQL 17's read_stream.c).
+ *
+ * Entry points: read_stream_begin(), read_stream_next() (the next page,
+ * pinned), read_stream_end().  Below it: the buffer manager's runs
+ * (buf_internals.h) and the I/O method (pageio.h).  Above it: the SeqScan
+ * node, which only ever asks for the next page.
+ *
+ * The stream owns the two decisions a scan's reads depend on:
+ *   - I/O combining: a miss is read together with the blocks after it that
+ *     the pool does not hold either, up to io-combine (a run), in one
+ *     request;
+ *   - look-ahead: with an I/O method that can have reads in flight (the
+ *     I/O worker; a future io_uring), the next run is started while the
+ *     caller works on this one, so at most one run's pages lie read and
+ *     unused ahead of the caller besides the one in flight.  With a ring
+ *     too small for two runs, or a pool without a ring too small for three,
+ *     there is no look-ahead: it would evict its own pages before use.
+ * Pages started ahead stay pinned until handed out, so nothing evicts them.
+ */
+#ifndef HEAPSCAN_READSTREAM_H
+#define HEAPSCAN_READSTREAM_H
+
+#include <stdint.h>
+
+#include "bufmgr.h"
+
+typedef struct ReadStream ReadStream;
+
+/*
+ * Start a stream of blocks [start, end) of bm's relation (end is clamped to
+ * its size).  One stream per buffer manager at a time; its memory belongs
+ * to bm, so a scan cut short (a SIGBUS) leaks nothing once bm is closed.
+ * NULL with err filled when bm already has a stream or memory runs out.
+ */
+ReadStream *read_stream_begin(BufMgr *bm, uint64_t start, uint64_t end, HsError *err);
+
+/*
+ * The next page: 1 with *buf (to bufmgr_release()), *page and *blkno
+ * filled, 0 at the end, or a negative code with err naming the block.
+ * HS_ECORRUPT (a page that failed verification) leaves the stream usable:
+ * the next call goes on with the block after; any other error ends it.
+ */
+int read_stream_next(ReadStream *rs, Buffer *buf, const void **page, uint64_t *blkno,
+                     HsError *err);
+
+/* Wait for reads in flight, unpin the pages not handed out, and give the
+ * stream back to its buffer manager (NULL is fine). */
+void read_stream_end(ReadStream *rs);
+
+#endif
