@@ -1,18 +1,26 @@
 /*
- * relfile.c -- segment files: open, read, and the write-then-rename protocol
- *              (see relfile.h).
+ * relfile.c -- a relation's segment set: naming, what the directory holds,
+ *              opening every segment under the first one's lock, and reads
+ *              (see relfile.h).  Writing is relwrite.c.
  */
 #include "relfile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+#define RELFILE_OPEN_TRIES                                                             \
+    100 /* commits slipping in between a reader's open                                 \
+           and its lock before it gives up */
 
 int relfile_segment_name(const char *path, uint32_t seg, char *buf, size_t len)
 {
@@ -21,36 +29,144 @@ int relfile_segment_name(const char *path, uint32_t seg, char *buf, size_t len)
     return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-static int tagged_name(const RelFile *rf, uint32_t seg, const char *kind, char *buf,
-                       size_t len)
+/* ---- what the directory holds ------------------------------------------- */
+
+bool relfile_pid_alive(long pid)
 {
-    char final[PATH_MAX];
-    int rc = relfile_segment_name(rf->rf_path, seg, final, sizeof(final));
-    if (rc < 0)
-        return rc;
-    size_t a = strlen(final), k = strlen(kind), t = strlen(rf->rf_tmp_tag);
-    if (a + 1 + k + t >= len)
-        return -ENAMETOOLONG;
-    memcpy(buf, final, a);
-    buf[a] = '.';
-    memcpy(buf + a + 1, kind, k);
-    memcpy(buf + a + 1 + k, rf->rf_tmp_tag, t + 1); /* "FINAL.KIND-PID" */
+    return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno != ESRCH);
+}
+
+/* Parse "DIGITS" at s into *v, up to end (NULL: the string's end); false if
+ * it is not a whole number. */
+static bool parse_number(const char *s, const char *end, unsigned long long *v)
+{
+    char *stop;
+    if (s == end || *s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    *v = strtoull(s, &stop, 10);
+    return errno == 0 && (end ? stop == end : *stop == '\0');
+}
+
+/*
+ * Does directory entry name belong to the relation whose file name is
+ * base?  "base" (segment 0), "base.K", "base[.K].tmp-PID", "base[.K].old-PID".
+ */
+static bool classify(const char *name, const char *base, uint32_t *seg, char *kind,
+                     long *pid)
+{
+    size_t n = strlen(base);
+    unsigned long long v = 0, p;
+    if (strncmp(name, base, n) != 0 || (name[n] != '\0' && name[n] != '.'))
+        return false;
+    const char *rest = name[n] ? name + n + 1 : name + n;
+    *seg = 0, *kind = 0, *pid = 0;
+    if (*rest == '\0')
+        return true;
+    const char *dot = strchr(rest, '.');
+    if (parse_number(rest, dot, &v) && v <= UINT32_MAX) { /* a segment number */
+        *seg = (uint32_t)v;
+        if (dot == NULL)
+            return true;
+        rest = dot + 1;
+    } else if (dot != NULL) {
+        return false;
+    }
+    static const struct {
+        const char *tag;
+        char kind;
+    } tags[] = {{"tmp-", 't'}, {"old-", 'o'}, {"commit-", 'c'}};
+    for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++) {
+        size_t t = strlen(tags[i].tag);
+        if (strncmp(rest, tags[i].tag, t) == 0 && parse_number(rest + t, NULL, &p) &&
+            p > 0 && p <= (unsigned long long)LONG_MAX &&
+            (tags[i].kind != 'c' || *seg == 0)) {
+            *kind = tags[i].kind;
+            *pid = (long)p;
+            return true;
+        }
+    }
+    return false;
+}
+
+int relfile_each_file(const char *path,
+                      int (*fn)(void *arg, const char *name, uint32_t seg, char kind,
+                                long pid),
+                      void *arg, HsError *err)
+{
+    char dcopy[PATH_MAX], bcopy[PATH_MAX];
+    snprintf(dcopy, sizeof(dcopy), "%s", path);
+    snprintf(bcopy, sizeof(bcopy), "%s", path);
+    const char *dir = dirname(dcopy), *base = basename(bcopy);
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return hs_error_set(err, -errno, dir, HS_NO_BLOCK, "opendir: %s",
+                            strerror(errno));
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        uint32_t seg;
+        char kind;
+        long pid;
+        if (classify(e->d_name, base, &seg, &kind, &pid))
+            rc = fn(arg, e->d_name, seg, kind, pid);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* What relfile_scan_dir() gathers: the segments present, and per pid of a
+ * leftover whether it kept old segments and whether its first is there. */
+typedef struct DirScan {
+    RelFileDir *ds_dir;
+    uint64_t ds_seen[RELFILE_MAX_SEGS / 64]; /* a bit per segment present */
+    long ds_commit[8], ds_first[8];          /* pids with a commit marker, with
+                                                 their first segment's .tmp- */
+    unsigned ds_ncommit, ds_nfirst;
+} DirScan;
+
+static int note_file(void *arg, const char *name, uint32_t seg, char kind, long pid)
+{
+    DirScan *s = arg;
+    (void)name;
+    if (kind == 0 && seg < RELFILE_MAX_SEGS) {
+        s->ds_seen[seg / 64] |= UINT64_C(1) << (seg % 64);
+        if (seg + 1 > s->ds_dir->rd_nsegs)
+            s->ds_dir->rd_nsegs = seg + 1;
+    } else if (kind == 'c' && s->ds_ncommit < 8) {
+        s->ds_commit[s->ds_ncommit++] = pid;
+    } else if (kind == 't' && seg == 0 && s->ds_nfirst < 8) {
+        s->ds_first[s->ds_nfirst++] = pid;
+    }
     return 0;
 }
 
-/* Where segment seg is written before the commit renames it into place. */
-static int temp_name(const RelFile *rf, uint32_t seg, char *buf, size_t len)
+int relfile_scan_dir(const char *path, RelFileDir *d, HsError *err)
 {
-    return tagged_name(rf, seg, "tmp", buf, len);
+    DirScan *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return hs_error_set(err, -ENOMEM, path, HS_NO_BLOCK, "out of memory");
+    memset(d, 0, sizeof(*d));
+    s->ds_dir = d;
+    int rc = relfile_each_file(path, note_file, s, err);
+    for (uint32_t k = 0; k < d->rd_nsegs; k++) {
+        if (s->ds_seen[k / 64] & (UINT64_C(1) << (k % 64)))
+            d->rd_present++;
+        else if (d->rd_present == k)
+            d->rd_gap = k; /* the first missing one */
+    }
+    for (unsigned i = 0; i < s->ds_ncommit; i++)
+        for (unsigned j = 0; j < s->ds_nfirst; j++)
+            if (s->ds_commit[i] == s->ds_first[j] &&
+                !relfile_pid_alive(s->ds_commit[i]))
+                d->rd_torn_pid = s->ds_commit[i];
+    free(s);
+    return rc;
 }
 
-/* A second name for the segment a replacing commit is about to overwrite. */
-static int backup_name(const RelFile *rf, uint32_t seg, char *buf, size_t len)
-{
-    return tagged_name(rf, seg, "old", buf, len);
-}
+/* ---- opening ----------------------------------------------------------------- */
 
-static int add_fd(RelFile *rf, int fd)
+int relfile_add_fd(RelFile *rf, int fd)
 {
     if (rf->rf_nsegs >= RELFILE_MAX_SEGS)
         return -EFBIG;
@@ -62,7 +178,7 @@ static int add_fd(RelFile *rf, int fd)
     return 0;
 }
 
-static int init(RelFile *rf, const char *path, uint32_t seg_blocks, HsError *err)
+int relfile_init(RelFile *rf, const char *path, uint32_t seg_blocks, HsError *err)
 {
     memset(rf, 0, sizeof(*rf));
     if (seg_blocks == 0)
@@ -76,74 +192,136 @@ static int init(RelFile *rf, const char *path, uint32_t seg_blocks, HsError *err
     return 0;
 }
 
-int relfile_open(RelFile *rf, const char *path, uint32_t seg_blocks, HsError *err)
+/*
+ * Open segment seg of rf (without blocking: a FIFO would block in open)
+ * and check it is a regular file of a whole number of pages, at most a
+ * segment.  Its descriptor is added to rf; *size gets its size.
+ */
+static int open_segment(RelFile *rf, uint32_t seg, uint64_t *size, HsError *err)
 {
-    int rc = init(rf, path, seg_blocks, err);
+    char name[PATH_MAX];
+    struct stat st;
+    int rc = relfile_segment_name(rf->rf_path, seg, name, sizeof(name));
     if (rc < 0)
-        return rc;
+        return hs_error_set(err, rc, rf->rf_path, HS_NO_BLOCK, "%s", strerror(-rc));
+    int fd = open(name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return hs_error_set(err, -errno, name, HS_NO_BLOCK, "%s", strerror(errno));
+    if (fstat(fd, &st) < 0 || (rc = relfile_add_fd(rf, fd)) < 0) {
+        rc = rc < 0 ? rc : -errno;
+        close(fd);
+        return hs_error_set(err, rc, name, HS_NO_BLOCK, "%s", strerror(-rc));
+    }
+    if (!S_ISREG(st.st_mode))
+        return hs_error_set(err, HS_ENOTHEAP, name, HS_NO_BLOCK,
+                            "not a regular file (%s)",
+                            S_ISDIR(st.st_mode)    ? "a directory"
+                            : S_ISFIFO(st.st_mode) ? "a FIFO"
+                            : S_ISSOCK(st.st_mode) ? "a socket"
+                                                   : "a device");
+    *size = (uint64_t)st.st_size;
+    uint64_t seg_bytes = (uint64_t)rf->rf_seg_blocks * BLCKSZ;
+    if (*size % BLCKSZ != 0)
+        return hs_error_set(
+            err, HS_ENOTHEAP, name, HS_NO_BLOCK,
+            "size %llu is not a multiple of %d bytes "
+            "(a partial page at block %llu)",
+            (unsigned long long)*size, BLCKSZ,
+            (unsigned long long)(seg * (uint64_t)rf->rf_seg_blocks + *size / BLCKSZ));
+    if (*size > seg_bytes)
+        return hs_error_set(err, HS_ENOTHEAP, name, HS_NO_BLOCK,
+                            "segment holds %llu bytes, more than the segment size %llu",
+                            (unsigned long long)*size, (unsigned long long)seg_bytes);
+    return 0;
+}
 
-    const uint64_t seg_bytes = (uint64_t)seg_blocks * BLCKSZ;
-    for (uint32_t seg = 0;; seg++) {
-        char name[PATH_MAX];
-        struct stat st;
-        if ((rc = relfile_segment_name(path, seg, name, sizeof(name))) < 0)
-            goto fail_errno;
-        int fd = open(name, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            if (errno == ENOENT && seg > 0)
-                break; /* the relation ends at the first missing segment */
-            rc = -errno;
-            goto fail_errno;
-        }
-        if (fstat(fd, &st) < 0 || (rc = add_fd(rf, fd)) < 0) {
-            rc = rc < 0 ? rc : -errno;
-            close(fd);
-            goto fail_errno;
-        }
-        if (!S_ISREG(st.st_mode)) {
-            rc =
-                hs_error_set(err, HS_ENOTHEAP, name, HS_NO_BLOCK, "not a regular file");
-            goto fail;
-        }
-        uint64_t size = (uint64_t)st.st_size;
-        if (size % BLCKSZ != 0) {
-            rc = hs_error_set(
-                err, HS_ENOTHEAP, name, HS_NO_BLOCK,
-                "size %llu is not a multiple of %d bytes "
-                "(a partial page at block %llu)",
-                (unsigned long long)size, BLCKSZ,
-                (unsigned long long)(seg * (uint64_t)seg_blocks + size / BLCKSZ));
-            goto fail;
-        }
-        if (size > seg_bytes) {
-            rc = hs_error_set(err, HS_ENOTHEAP, name, HS_NO_BLOCK,
-                              "segment holds %llu bytes, more than the segment "
-                              "size %llu",
-                              (unsigned long long)size, (unsigned long long)seg_bytes);
-            goto fail;
-        }
-        rf->rf_nblocks += size / BLCKSZ;
-        if (size < seg_bytes) {
-            /* a partial segment must be the last one: say so if it is not */
-            char next[PATH_MAX];
-            if (relfile_segment_name(path, seg + 1, next, sizeof(next)) == 0 &&
-                access(next, F_OK) == 0) {
-                rc =
-                    hs_error_set(err, HS_ENOTHEAP, name, HS_NO_BLOCK,
-                                 "segment is not full (%llu of %u pages) but %s "
-                                 "follows it",
-                                 (unsigned long long)(size / BLCKSZ), seg_blocks, next);
-                goto fail;
-            }
-            break;
-        }
+/* The directory's set must be a relation: no gap, no torn replace. */
+static int check_set(const RelFile *rf, const RelFileDir *d, HsError *err)
+{
+    char name[PATH_MAX], next[PATH_MAX];
+    if (d->rd_torn_pid != 0)
+        return hs_error_set(err, HS_EREFUSED, rf->rf_path, HS_NO_BLOCK,
+                            "half replaced: a writer (pid %ld) died while putting a "
+                            "new table in its place; run mkheap on it again to put "
+                            "the old one back",
+                            d->rd_torn_pid);
+    if (d->rd_present < d->rd_nsegs) {
+        relfile_segment_name(rf->rf_path, d->rd_gap, name, sizeof(name));
+        relfile_segment_name(rf->rf_path, d->rd_nsegs - 1, next, sizeof(next));
+        return hs_error_set(err, HS_ENOTHEAP, name, HS_NO_BLOCK,
+                            "missing, but %s exists: a gap in the segment set", next);
     }
     return 0;
+}
 
-fail_errno:
-    hs_error_set(err, rc, path, HS_NO_BLOCK, "%s", strerror(-rc));
-fail:
-    relfile_close(rf);
+/* Open segments 1 .. of rf, all the directory holds, checking that only the
+ * last is short.  Segment 0 is open already, size0 its size. */
+static int open_rest(RelFile *rf, uint64_t size0, uint32_t nsegs, HsError *err)
+{
+    uint64_t seg_bytes = (uint64_t)rf->rf_seg_blocks * BLCKSZ, size = size0;
+    rf->rf_nblocks = size0 / BLCKSZ;
+    for (uint32_t seg = 1; seg < nsegs; seg++) {
+        if (size < seg_bytes) {
+            char prev[PATH_MAX], name[PATH_MAX];
+            relfile_segment_name(rf->rf_path, seg - 1, prev, sizeof(prev));
+            relfile_segment_name(rf->rf_path, seg, name, sizeof(name));
+            return hs_error_set(err, HS_ENOTHEAP, prev, HS_NO_BLOCK,
+                                "segment is not full (%llu of %u pages) but %s follows "
+                                "it",
+                                (unsigned long long)(size / BLCKSZ), rf->rf_seg_blocks,
+                                name);
+        }
+        int rc = open_segment(rf, seg, &size, err);
+        if (rc < 0)
+            return rc;
+        rf->rf_nblocks += size / BLCKSZ;
+    }
+    return 0;
+}
+
+/*
+ * One try at opening the set: segment 0, its shared lock, and a check that
+ * it is still the file at its path (1: a commit replaced it meanwhile, try
+ * again); then the directory's set, under the lock.
+ */
+static int open_set(RelFile *rf, HsError *err)
+{
+    uint64_t size0;
+    struct stat now, mine;
+    RelFileDir d;
+    int rc = open_segment(rf, 0, &size0, err);
+    if (rc < 0)
+        return rc;
+    int fd0 = rf->rf_fds[0];
+    while (flock(fd0, LOCK_SH) < 0)
+        if (errno != EINTR)
+            return hs_error_set(err, -errno, rf->rf_path, HS_NO_BLOCK, "flock: %s",
+                                strerror(errno));
+    if (fstat(fd0, &mine) < 0 || stat(rf->rf_path, &now) < 0 ||
+        mine.st_ino != now.st_ino || mine.st_dev != now.st_dev)
+        return 1; /* replaced between our open and our lock */
+    if ((rc = relfile_scan_dir(rf->rf_path, &d, err)) == 0 &&
+        (rc = check_set(rf, &d, err)) == 0)
+        rc = open_rest(rf, size0, d.rd_nsegs, err);
+    flock(fd0, LOCK_UN); /* the descriptors stay: what they read cannot change */
+    return rc;
+}
+
+int relfile_open(RelFile *rf, const char *path, uint32_t seg_blocks, HsError *err)
+{
+    int rc = relfile_init(rf, path, seg_blocks, err);
+    for (int tries = 0; rc == 0; tries++) {
+        if ((rc = open_set(rf, err)) == 0)
+            return 0;
+        relfile_close(rf);
+        rf->rf_nblocks = 0;
+        if (rc != 1)
+            break;
+        if (tries == RELFILE_OPEN_TRIES)
+            return hs_error_set(err, -EAGAIN, path, HS_NO_BLOCK,
+                                "replaced %d times while being opened", tries);
+        rc = 0;
+    }
     return rc;
 }
 
@@ -251,228 +429,4 @@ void relfile_close(RelFile *rf)
     free(rf->rf_fds);
     rf->rf_fds = NULL;
     rf->rf_nsegs = 0;
-}
-
-int relfile_create(RelFile *rf, const char *path, uint32_t seg_blocks, bool replace,
-                   HsError *err)
-{
-    int rc = init(rf, path, seg_blocks, err);
-    if (rc < 0)
-        return rc;
-    if (!replace && access(path, F_OK) == 0)
-        return hs_error_set(err, HS_EEXIST, path, HS_NO_BLOCK,
-                            "exists; use --force to replace it");
-    rf->rf_writing = true;
-    rf->rf_replace = replace;
-    snprintf(rf->rf_tmp_tag, sizeof(rf->rf_tmp_tag), "-%ld", (long)getpid());
-    return 0;
-}
-
-/* Open the temporary file of the next segment. */
-static int open_next_segment(RelFile *rf, HsError *err)
-{
-    char name[PATH_MAX];
-    int rc = temp_name(rf, rf->rf_nsegs, name, sizeof(name));
-    if (rc < 0)
-        return hs_error_set(err, rc, rf->rf_path, HS_NO_BLOCK, "%s", strerror(-rc));
-    int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return hs_error_set(err, -errno, name, HS_NO_BLOCK, "create: %s",
-                            strerror(errno));
-    if ((rc = add_fd(rf, fd)) < 0) {
-        close(fd);
-        unlink(name);
-        return hs_error_set(err, rc, name, HS_NO_BLOCK, "%s", strerror(-rc));
-    }
-    return 0;
-}
-
-int relfile_append(RelFile *rf, const void *buf, uint32_t n, HsError *err)
-{
-    const char *src = buf;
-    while (n > 0) {
-        uint32_t in_seg = (uint32_t)(rf->rf_nblocks % rf->rf_seg_blocks);
-        if (in_seg == 0 && rf->rf_nblocks / rf->rf_seg_blocks == rf->rf_nsegs) {
-            int rc = open_next_segment(rf, err);
-            if (rc < 0)
-                return rc;
-        }
-        uint32_t chunk = rf->rf_seg_blocks - in_seg;
-        if (chunk > n)
-            chunk = n;
-        int fd = rf->rf_fds[rf->rf_nsegs - 1];
-        size_t want = (size_t)chunk * BLCKSZ, done = 0;
-        while (done < want) {
-            ssize_t put = pwrite(fd, src + done, want - done,
-                                 (off_t)((uint64_t)in_seg * BLCKSZ + done));
-            if (put < 0 && errno == EINTR)
-                continue;
-            if (put <= 0) {
-                int e = put < 0 ? errno : ENOSPC;
-                char name[PATH_MAX];
-                temp_name(rf, rf->rf_nsegs - 1, name, sizeof(name));
-                return hs_error_set(err, -e, name,
-                                    (int64_t)(rf->rf_nblocks + done / BLCKSZ),
-                                    "write: %s", strerror(e));
-            }
-            done += (size_t)put;
-        }
-        src += want;
-        rf->rf_nblocks += chunk;
-        n -= chunk;
-    }
-    return 0;
-}
-
-static int fsync_dir_of(const char *path)
-{
-    char copy[PATH_MAX];
-    snprintf(copy, sizeof(copy), "%s", path);
-    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    int rc = fsync(fd) < 0 ? -errno : 0;
-    close(fd);
-    return rc;
-}
-
-/* Remove the second names keep_old_segments() made. */
-static void drop_old_segments(RelFile *rf, const bool *kept)
-{
-    for (uint32_t s = 0; s < rf->rf_nsegs; s++) {
-        char old[PATH_MAX];
-        if (kept[s] && backup_name(rf, s, old, sizeof(old)) == 0)
-            unlink(old);
-    }
-}
-
-/*
- * Give each existing segment that a replacing commit will overwrite a second
- * name (a hard link), recording in kept[] which ones had an old segment.  Any
- * failure but "no such segment" is an error before anything is renamed: an
- * old segment that cannot be kept is not replaced.
- */
-static int keep_old_segments(RelFile *rf, bool *kept, HsError *err)
-{
-    for (uint32_t s = 0; s < rf->rf_nsegs; s++) {
-        char final[PATH_MAX], old[PATH_MAX];
-        relfile_segment_name(rf->rf_path, s, final, sizeof(final));
-        backup_name(rf, s, old, sizeof(old));
-        if (link(final, old) == 0) {
-            kept[s] = true;
-        } else if (errno != ENOENT) {
-            int rc = hs_error_set(err, -errno, old, HS_NO_BLOCK,
-                                  "cannot keep the old segment while replacing it: "
-                                  "link: %s",
-                                  strerror(errno));
-            drop_old_segments(rf, kept);
-            return rc;
-        }
-    }
-    return 0;
-}
-
-/*
- * A rename failed with segments from..nsegs-1 already in place: put back the
- * old segments they replaced and remove those that replaced nothing, so the
- * directory is as it was.  An old segment that cannot be put back is named
- * in the error: its second name is then its only one.
- */
-static void undo_commit(RelFile *rf, uint32_t from, bool *kept, HsError *err)
-{
-    for (uint32_t u = from; u < rf->rf_nsegs; u++) {
-        char final[PATH_MAX], old[PATH_MAX];
-        relfile_segment_name(rf->rf_path, u, final, sizeof(final));
-        backup_name(rf, u, old, sizeof(old));
-        if (!kept[u]) {
-            unlink(final);
-        } else if (rename(old, final) == 0) {
-            kept[u] = false;
-        } else {
-            size_t n = strlen(err->msg);
-            snprintf(err->msg + n, sizeof(err->msg) - n, "; the old %s is left as %s",
-                     final, old);
-            kept[u] = false; /* the only copy: not to be dropped */
-        }
-    }
-    drop_old_segments(rf, kept);
-}
-
-int relfile_commit(RelFile *rf, HsError *err)
-{
-    char tmp[PATH_MAX], final[PATH_MAX];
-    bool *kept = NULL;
-    int rc = 0;
-
-    if (rf->rf_nsegs == 0 && (rc = open_next_segment(rf, err)) < 0)
-        goto fail; /* an empty relation is still one (empty) file */
-
-    for (uint32_t s = 0; s < rf->rf_nsegs; s++) {
-        if (fsync(rf->rf_fds[s]) < 0) {
-            temp_name(rf, s, tmp, sizeof(tmp));
-            rc = hs_error_set(err, -errno, tmp, HS_NO_BLOCK, "fsync: %s",
-                              strerror(errno));
-            goto fail;
-        }
-    }
-    /*
-     * When replacing, each old segment keeps a second name until the whole
-     * new relation is in place, so a rename that fails half-way puts the old
-     * relation back as it was instead of leaving it half old, half new.
-     */
-    if ((kept = calloc(rf->rf_nsegs, sizeof(bool))) == NULL) {
-        rc = hs_error_set(err, -ENOMEM, rf->rf_path, HS_NO_BLOCK, "out of memory");
-        goto fail;
-    }
-    if (rf->rf_replace && (rc = keep_old_segments(rf, kept, err)) < 0)
-        goto fail;
-    /* The first segment last: until it is in place, there is no new relation. */
-    for (uint32_t s = rf->rf_nsegs; s-- > 0;) {
-        temp_name(rf, s, tmp, sizeof(tmp));
-        relfile_segment_name(rf->rf_path, s, final, sizeof(final));
-        unsigned flags = rf->rf_replace ? 0 : RENAME_NOREPLACE;
-        if (renameat2(AT_FDCWD, tmp, AT_FDCWD, final, flags) < 0) {
-            int e = errno;
-            rc = e == EEXIST ? hs_error_set(err, HS_EEXIST, final, HS_NO_BLOCK,
-                                            "exists; use --force to replace it")
-                             : hs_error_set(err, -e, final, HS_NO_BLOCK, "rename: %s",
-                                            strerror(e));
-            undo_commit(rf, s + 1, kept, err);
-            goto fail;
-        }
-    }
-    rf->rf_writing = false;
-    drop_old_segments(rf, kept);
-    free(kept);
-    /* An old relation may have had more segments than the new one. */
-    if (rf->rf_replace) {
-        for (uint32_t s = rf->rf_nsegs; s < UINT32_MAX; s++) {
-            relfile_segment_name(rf->rf_path, s, final, sizeof(final));
-            if (unlink(final) < 0)
-                break;
-        }
-    }
-    if ((rc = fsync_dir_of(rf->rf_path)) < 0)
-        hs_error_set(err, rc, rf->rf_path, HS_NO_BLOCK, "fsync of directory: %s",
-                     strerror(-rc));
-    relfile_close(rf);
-    return rc;
-
-fail:
-    free(kept);
-    relfile_abort(rf);
-    return rc;
-}
-
-void relfile_abort(RelFile *rf)
-{
-    if (rf->rf_writing) {
-        for (uint32_t s = 0; s < rf->rf_nsegs; s++) {
-            char tmp[PATH_MAX];
-            if (temp_name(rf, s, tmp, sizeof(tmp)) == 0)
-                unlink(tmp);
-        }
-        rf->rf_writing = false;
-    }
-    relfile_close(rf);
 }
