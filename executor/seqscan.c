@@ -3,6 +3,8 @@
  */
 #include "seqscan.h"
 
+#include "parallel.h"
+
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -198,22 +200,58 @@ static int page_failed(SeqScan *ss, int rc)
     return rc;
 }
 
-/* Move onto the next page of the stream (begun on the first call).
+void seqscan_begin_parallel(SeqScan *ss, BufMgr *bm, BufAccessStrategy *st,
+                            struct ParallelScan *ps, PgXact *xact, const Qual *qual,
+                            bool skip_corrupt)
+{
+    seqscan_begin(ss, bm, xact, qual, skip_corrupt);
+    ss->ss_strategy = st;
+    ss->ss_parallel = ps;
+}
+
+/*
+ * The stream of the next range to scan: all blocks, the first time, for a
+ * serial scan; the next range this worker claims, for a parallel one.
+ * 0 with ss_stream NULL when there is none left.
+ */
+static int next_range(SeqScan *ss, HsError *err)
+{
+    uint64_t start = 0, end = ss->ss_nblocks;
+    read_stream_end(ss->ss_stream);
+    ss->ss_stream = NULL;
+    if (ss->ss_parallel != NULL) {
+        ParallelClaim pc = {ss->ss_claim_chunk, ss->ss_claim_last};
+        bool more = parallel_scan_claim(ss->ss_parallel, &pc, &start, &end);
+        ss->ss_claim_chunk = pc.pc_chunk, ss->ss_claim_last = pc.pc_last;
+        if (!more)
+            return 0;
+    } else if (ss->ss_ranges++ > 0) {
+        return 0;
+    }
+    ss->ss_stream = read_stream_begin(ss->ss_bm, ss->ss_strategy, start, end, err);
+    return ss->ss_stream == NULL ? err->code : 0;
+}
+
+/* Move onto the next page of the stream, or of the next range's.
  * SEQSCAN_DONE at the end. */
 static int advance_page(SeqScan *ss, HsError *err)
 {
-    release_page(ss);
-    if (ss->ss_stream == NULL && ss->ss_next_blk == 0 &&
-        (ss->ss_stream = read_stream_begin(ss->ss_bm, 0, ss->ss_nblocks, err)) == NULL)
-        return err->code;
     const void *page;
     uint64_t blkno;
-    int rc = ss->ss_stream
-                 ? read_stream_next(ss->ss_stream, &ss->ss_buf, &page, &blkno, err)
-                 : 0;
-    if (rc <= 0) {
+    int rc = 0;
+    release_page(ss);
+    if (ss->ss_parallel != NULL && parallel_scan_stopped(ss->ss_parallel))
+        return SEQSCAN_DONE; /* another worker failed, or a stop was asked */
+    while (ss->ss_stream == NULL || (rc = read_stream_next(ss->ss_stream, &ss->ss_buf,
+                                                           &page, &blkno, err)) == 0) {
+        if ((rc = next_range(ss, err)) < 0)
+            return rc;
+        if (ss->ss_stream == NULL)
+            return SEQSCAN_DONE;
+    }
+    if (rc < 0) {
         ss->ss_buf = INVALID_BUFFER;
-        return rc == 0 ? SEQSCAN_DONE : page_failed(ss, rc);
+        return page_failed(ss, rc);
     }
     ss->ss_next_blk = blkno + 1;
     if ((rc = seqscan_walk_page(ss, page, blkno, err)) < 0) {

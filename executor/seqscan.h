@@ -53,8 +53,15 @@ enum {
  * (one store in the tuple loop). */
 typedef uint64_t ScanItem;
 
+struct ParallelScan;
+
 typedef struct SeqScan {
-    BufMgr *ss_bm;         /* where pages come from (NULL: seqscan_walk_page() only) */
+    BufMgr *ss_bm; /* where pages come from (NULL: seqscan_walk_page() only) */
+    BufAccessStrategy *ss_strategy;   /* how its new pages go into the pool */
+    struct ParallelScan *ss_parallel; /* the shared allocation of a parallel
+                                         scan's blocks, or NULL: all of them */
+    uint32_t ss_claim_chunk;          /* parallel: this worker's chunk size */
+    uint64_t ss_claim_last;           /* parallel: the end of its last range */
     ReadStream *ss_stream; /* its pages in block order (begun by the first next) */
     const char *ss_path;   /* the relation, for messages */
     PgXact *ss_xact;       /* the cluster's transaction status, or NULL */
@@ -65,6 +72,7 @@ typedef struct SeqScan {
                              check it against the full decision) */
     uint64_t ss_nblocks;  /* pages in the relation */
     uint64_t ss_next_blk; /* one past the page being walked (0 before the first) */
+    unsigned ss_ranges;   /* serial: ranges begun (the one of all blocks: 0 or 1) */
     Buffer ss_buf;        /* the pinned current page, or INVALID_BUFFER */
     const unsigned char *ss_page;
     ScanItem ss_match[MAX_HEAP_TUPLES_PER_PAGE]; /* matching tuples of the page */
@@ -103,7 +111,13 @@ void seqscan_begin(SeqScan *ss, BufMgr *bm, PgXact *xact, const Qual *qual,
  */
 int seqscan_next(SeqScan *ss, HeapRow *row, HsError *err);
 
-/* Release the current page, if any. */
+/* Start one worker's part of a parallel scan: the ranges it claims from
+ * ps, read through bm with strategy st (see parallel.h). */
+void seqscan_begin_parallel(SeqScan *ss, BufMgr *bm, BufAccessStrategy *st,
+                            struct ParallelScan *ps, PgXact *xact, const Qual *qual,
+                            bool skip_corrupt);
+
+/* Release the current page, if any, and end the stream. */
 void seqscan_end(SeqScan *ss);
 
 /* sum(v), exact: 2^31 rows of int8 need 95 bits, so 128. */

@@ -20,6 +20,7 @@
 #ifndef HEAPSCAN_BUF_INTERNALS_H
 #define HEAPSCAN_BUF_INTERNALS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -68,9 +69,11 @@ typedef struct BufAccessMethods {
     int (*am_open)(BufMgr *bm, HsError *err);
     void (*am_close)(BufMgr *bm);
     /* Pin blkno and what follows it of the same kind (there, or to be read)
-     * up to max blocks, before end; fill run.  Nothing pinned on failure. */
-    int (*am_start)(BufMgr *bm, uint64_t blkno, uint32_t max, uint64_t end, BufRun *run,
-                    HsError *err);
+     * up to max blocks, before end; fill run.  New pages go where strategy
+     * st says (its ring, or the whole pool; NULL: bm's own).  Nothing
+     * pinned on failure. */
+    int (*am_start)(BufMgr *bm, BufAccessStrategy *st, uint64_t blkno, uint32_t max,
+                    uint64_t end, BufRun *run, HsError *err);
     /* The run's read is over (rc its result): its frames hold their pages,
      * or on failure are forgotten and unpinned. */
     void (*am_complete)(BufMgr *bm, BufRun *run, int rc);
@@ -92,6 +95,15 @@ typedef struct MapSlot {
     uint64_t *ms_seen;   /* a bit per page: verified (or touched) since mapped */
 } MapSlot;
 
+/* A scan's way into the pool: its own bulk-read ring, or the whole pool
+ * (as PostgreSQL's BufferAccessStrategy).  Each worker of a parallel scan
+ * has one, so their rings do not evict each other's pages. */
+struct BufAccessStrategy {
+    int32_t *st_ring;      /* ring slots (frame or -1), or NULL: the whole pool */
+    uint32_t st_ring_size; /* slots in the ring */
+    uint32_t st_ring_pos;  /* the next slot to reuse */
+};
+
 /* The read access method's frames and their replacement. */
 typedef struct BufPool {
     uint32_t bp_nframes;      /* frames */
@@ -100,9 +112,9 @@ typedef struct BufPool {
     int32_t *bp_buckets;      /* hash heads */
     uint32_t bp_bucket_mask;  /* buckets - 1 (a power of two, 2x the frames) */
     uint32_t bp_hand;         /* clock-sweep hand (freelist.c) */
-    int32_t *bp_ring;         /* bulk-read ring slots (frame or -1), or NULL */
-    uint32_t bp_ring_size;    /* slots in the ring */
-    uint32_t bp_ring_pos;     /* the next slot to reuse */
+    bool bp_use_ring;         /* scans take a ring (the strategy, or auto and a
+                                 table over a quarter of the pool) */
+    BufAccessStrategy bp_own; /* the strategy of calls that bring none */
 } BufPool;
 
 /* The mmap access method's windows. */
@@ -121,28 +133,48 @@ struct BufMgr {
     uint32_t bm_combine;           /* pages one read may bring in */
     PageIO *bm_io;                 /* read access: how runs are read */
     bool bm_checking;              /* check the invariants at every call */
-    struct ReadStream *bm_stream;  /* the read stream's memory (readstream.c) */
-    bool bm_stream_busy;           /* a stream is using it */
+    bool bm_shared;                /* used by several threads: calls lock */
+    pthread_mutex_t bm_mutex;      /* the lock, when shared */
+    struct ReadStream *bm_streams; /* streams not ended (readstream.c): freed at
+                                      close if a scan was cut short (a SIGBUS) */
     union {
         BufPool bm_pool; /* read access */
         BufMap bm_map;   /* mmap access */
     };
 };
 
-/* bufmgr.c: verify page blkno, counting it; on failure count that and fill
- * err with the block and what is wrong. */
-int bufmgr_verify(BufMgr *bm, const void *page, uint64_t blkno, HsError *err);
+/* bufmgr.c: verify page blkno (counting is the caller's, under its lock);
+ * on failure fill err with the block and what is wrong. */
+int bufmgr_verify(const BufMgr *bm, const void *page, uint64_t blkno, HsError *err);
+
+/* bufmgr.c: count one verification and its outcome (rc). */
+void bufmgr_count_verify(BufMgr *bm, int rc);
+
+/* The buffer manager's lock, taken only when it is shared. */
+static inline void bufmgr_lock(BufMgr *bm)
+{
+    if (bm->bm_shared)
+        pthread_mutex_lock(&bm->bm_mutex);
+}
+static inline void bufmgr_unlock(BufMgr *bm)
+{
+    if (bm->bm_shared)
+        pthread_mutex_unlock(&bm->bm_mutex);
+}
 
 /* bufmgr.c: check the invariants when checking is on (bufmgr_set_checking). */
 void bufmgr_check(const BufMgr *bm);
+
+/* readstream.c: free the streams of bm not ended (at close). */
+void read_stream_free_all(BufMgr *bm);
 
 /* The access methods (pool.c, mapped.c). */
 extern const BufAccessMethods bufmgr_pool_methods;
 extern const BufAccessMethods bufmgr_map_methods;
 
-/* freelist.c: a frame to read a new page into, invalidated (an eviction is
- * counted if it held one); -1 when every frame is pinned. */
-int32_t freelist_victim(BufMgr *bm);
+/* freelist.c: a frame to read a new page into for strategy st, invalidated
+ * (an eviction is counted if it held one); -1 when every frame is pinned. */
+int32_t freelist_victim(BufMgr *bm, BufAccessStrategy *st);
 
 /* pool.c: forget what unpinned frame f holds. */
 void pool_invalidate(BufMgr *bm, int32_t f);

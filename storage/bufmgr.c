@@ -20,16 +20,20 @@
 
 /* ---- verification, shared by both access methods ------------------------ */
 
-int bufmgr_verify(BufMgr *bm, const void *page, uint64_t blkno, HsError *err)
+int bufmgr_verify(const BufMgr *bm, const void *page, uint64_t blkno, HsError *err)
 {
     PageFault f;
     char msg[200];
-    bm->bm_stats.bs_pages_verified++;
     if (page_verify(page, (uint32_t)blkno, bm->bm_opt.bo_checksum, &f) == PAGE_OK)
         return 0;
-    bm->bm_stats.bs_verify_failures++;
     return hs_error_set(err, HS_ECORRUPT, bm->bm_rel.rf_path, (int64_t)blkno, "%s",
                         page_fault_describe(&f, msg, sizeof(msg)));
+}
+
+void bufmgr_count_verify(BufMgr *bm, int rc)
+{
+    bm->bm_stats.bs_pages_verified++;
+    bm->bm_stats.bs_verify_failures += rc < 0;
 }
 
 /* ---- options ---------------------------------------------------------------- */
@@ -154,7 +158,9 @@ void bufmgr_close(BufMgr *bm)
         return;
     bm->bm_am->am_close(bm);
     relfile_close(&bm->bm_rel);
-    free(bm->bm_stream); /* a stream cut short holds nothing else */
+    read_stream_free_all(bm); /* streams a scan cut short left: memory only */
+    if (bm->bm_shared)
+        pthread_mutex_destroy(&bm->bm_mutex);
     free(bm);
 }
 
@@ -172,7 +178,7 @@ int bufmgr_read(BufMgr *bm, uint64_t blkno, Buffer *buf, const void **page,
         return hs_error_set(err, -EINVAL, bm->bm_rel.rf_path, (int64_t)blkno,
                             "block beyond the end of the relation (%llu pages)",
                             (unsigned long long)relfile_nblocks(&bm->bm_rel));
-    if ((rc = bm->bm_am->am_start(bm, blkno, 1, blkno + 1, &run, err)) < 0)
+    if ((rc = bm->bm_am->am_start(bm, NULL, blkno, 1, blkno + 1, &run, err)) < 0)
         return rc;
     if (run.br_io) {
         pageio_submit(bm->bm_io, &run.br_req);
@@ -202,7 +208,18 @@ uint64_t bufmgr_nblocks(const BufMgr *bm)
 
 bool bufmgr_uses_ring(const BufMgr *bm)
 {
-    return bm->bm_opt.bo_access == BUF_ACCESS_READ && bm->bm_pool.bp_ring != NULL;
+    return bm->bm_opt.bo_access == BUF_ACCESS_READ && bm->bm_pool.bp_use_ring;
+}
+
+int bufmgr_set_shared(BufMgr *bm, HsError *err)
+{
+    if (bm->bm_opt.bo_access != BUF_ACCESS_READ)
+        return hs_error_set(err, HS_EUSAGE, bm->bm_rel.rf_path, HS_NO_BLOCK,
+                            "only read access shares a buffer manager between "
+                            "threads: with mmap each worker maps its own windows");
+    if (!bm->bm_shared && pthread_mutex_init(&bm->bm_mutex, NULL) == 0)
+        bm->bm_shared = true;
+    return 0;
 }
 
 int bufmgr_io_workers(const BufMgr *bm)
@@ -244,7 +261,10 @@ void bufmgr_set_checking(BufMgr *bm, bool on)
 
 void bufmgr_check_state(const BufMgr *bm)
 {
+    BufMgr *locked = (BufMgr *)bm; /* the lock is not part of the state */
+    bufmgr_lock(locked);
     bm->bm_am->am_check_state(bm);
+    bufmgr_unlock(locked);
 }
 
 void bufmgr_check(const BufMgr *bm)

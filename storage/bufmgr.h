@@ -123,6 +123,7 @@ typedef int32_t Buffer;
 #define INVALID_BUFFER ((Buffer)-1)
 
 typedef struct BufMgr BufMgr;
+typedef struct BufAccessStrategy BufAccessStrategy;
 
 /*
  * Open the relation at path.  Fails with HS_EUSAGE for options out of
@@ -172,6 +173,20 @@ const char *bufmgr_path(const BufMgr *bm);
 
 /* Unmap, free and close everything; safe after an error or a SIGBUS. */
 void bufmgr_close(BufMgr *bm);
+
+/*
+ * Let several threads use bm at once (the workers of a parallel scan, read
+ * access: they share the pool).  Every call then takes bm's lock, never
+ * while a page is copied or verified.  HS_EUSAGE for mmap access, whose
+ * windows are per scan: each worker opens its own buffer manager.
+ */
+int bufmgr_set_shared(BufMgr *bm, HsError *err);
+
+/* A strategy of its own for a scan that shares bm with others: its own
+ * ring when bm's scans use rings (so two scans' rings do not evict each
+ * other's pages), else the whole pool.  NULL with err when out of memory. */
+BufAccessStrategy *bufmgr_strategy_new(BufMgr *bm, HsError *err);
+void bufmgr_strategy_free(BufAccessStrategy *st);
 
 /*
  * Assert the buffer manager's invariants (pool.c and mapped.c list them):

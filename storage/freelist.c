@@ -2,11 +2,11 @@
  * freelist.c -- which frame of the pool a new page goes into: the clock
  *               sweep, and the bulk-read ring (see buf_internals.h).
  *
- * Entry point: freelist_victim().  See also: pool.c -- the frames and
- * their descriptors.  As PostgreSQL's freelist.c: victims by clock sweep
- * over usage counts, and for a scan larger than a quarter of the pool a
- * small ring of frames recycled in turn (256 KiB, so it stays in the L2
- * cache), so one scan does not push everything else out of the pool.
+ * Entry point: freelist_victim(), with the pool's lock held when it is
+ * shared.  See also: pool.c -- the frames and their descriptors.  As PostgreSQL's
+ * freelist.c: victims by clock sweep over usage counts, and for a scan larger than a
+ * quarter of the pool a small ring of frames recycled in turn (256 KiB, so it stays in
+ * the L2 cache), so one scan does not push everything else out of the pool.
  */
 #include "buf_internals.h"
 
@@ -39,13 +39,13 @@ static int32_t clock_sweep(BufPool *p)
  * and not used by anyone else since (usage at most 1), else a clock-sweep
  * frame that takes the slot over.  Without a ring, the clock sweep's.
  */
-int32_t freelist_victim(BufMgr *bm)
+int32_t freelist_victim(BufMgr *bm, BufAccessStrategy *st)
 {
     BufPool *p = &bm->bm_pool;
     int32_t f = -1;
-    if (p->bp_ring != NULL) {
-        int32_t *slot = &p->bp_ring[p->bp_ring_pos];
-        p->bp_ring_pos = (p->bp_ring_pos + 1) % p->bp_ring_size;
+    if (st->st_ring != NULL) {
+        int32_t *slot = &st->st_ring[st->st_ring_pos];
+        st->st_ring_pos = (st->st_ring_pos + 1) % st->st_ring_size;
         if (*slot >= 0 && p->bp_desc[*slot].bd_pins == 0 &&
             p->bp_desc[*slot].bd_usage <= 1)
             f = *slot;

@@ -84,9 +84,10 @@ static int find_window(const BufMap *m, uint64_t blkno)
 
 /* A run of blkno and the pages after it in its window (up to max, before
  * end), all pinned: nothing to read, the pager does that. */
-static int map_start(BufMgr *bm, uint64_t blkno, uint32_t max, uint64_t end,
-                     BufRun *run, HsError *err)
+static int map_start(BufMgr *bm, BufAccessStrategy *st, uint64_t blkno, uint32_t max,
+                     uint64_t end, BufRun *run, HsError *err)
 {
+    (void)st; /* windows are per buffer manager: nothing to share */
     BufMap *m = &bm->bm_map;
     int s = find_window(m, blkno);
     if (s < 0 && (s = map_window(bm, blkno, err)) < 0)
@@ -125,11 +126,13 @@ static int map_accept(BufMgr *bm, BufRun *run, uint32_t i, HsError *err)
         bm->bm_stats.bs_hits++;
         return 0;
     }
-    int rc;
-    if (bm->bm_opt.bo_verify &&
-        (rc = bufmgr_verify(bm, run->br_page[i], blkno, err)) < 0) {
-        ms->ms_pins--; /* not marked seen: asking again verifies again */
-        return rc;
+    if (bm->bm_opt.bo_verify) {
+        int rc = bufmgr_verify(bm, run->br_page[i], blkno, err);
+        bufmgr_count_verify(bm, rc);
+        if (rc < 0) {
+            ms->ms_pins--; /* not marked seen: asking again verifies again */
+            return rc;
+        }
     }
     ms->ms_seen[at / 64] |= bit;
     bm->bm_stats.bs_reads++;

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,7 @@ typedef struct Slru {
 } Slru;
 
 struct PgXact {
+    pthread_mutex_t px_lock;        /* one lookup at a time */
     char px_dir[PATH_MAX];          /* the data directory, as given */
     char px_control_path[PATH_MAX]; /* DIR/global/pg_control */
     PgControl px_control;           /* what pg_control says */
@@ -108,15 +110,14 @@ static void slru_init(Slru *sl, const char *name)
 int pgxact_open(PgXact **out, const char *pgdata, HsError *err)
 {
     *out = NULL;
+    size_t n = strlen(pgdata);
+    if (n + sizeof("/pg_multixact/members/FFFFF") > PATH_MAX)
+        return hs_error_set(err, -ENAMETOOLONG, pgdata, HS_NO_BLOCK, "%s",
+                            strerror(ENAMETOOLONG));
     PgXact *px = malloc(sizeof(*px));
     if (px == NULL)
         return hs_error_set(err, -ENOMEM, pgdata, HS_NO_BLOCK, "%s", strerror(ENOMEM));
-    size_t n = strlen(pgdata);
-    if (n + sizeof("/pg_multixact/members/FFFFF") > sizeof(px->px_dir)) {
-        free(px);
-        return hs_error_set(err, -ENAMETOOLONG, pgdata, HS_NO_BLOCK, "%s",
-                            strerror(ENAMETOOLONG));
-    }
+    pthread_mutex_init(&px->px_lock, NULL);
     memcpy(px->px_dir, pgdata, n + 1);
     slru_init(&px->px_xact, "pg_xact");
     slru_init(&px->px_offsets, "pg_multixact/offsets");
@@ -248,7 +249,7 @@ static int slru_page(PgXact *px, Slru *sl, uint32_t pageno, const unsigned char 
 
 /* See pgxact.h: 2 bits at byte (xid % 32768) / 4 of page xid / 32768, the
  * xid % 4'th pair from the low end. */
-int pgxact_xid_status(PgXact *px, uint32_t xid, XactStatus *status, HsError *err)
+static int xid_status(PgXact *px, uint32_t xid, XactStatus *status, HsError *err)
 {
     if (xid < FIRST_NORMAL_TRANSACTION_ID) {
         *status = xid == INVALID_TRANSACTION_ID ? XACT_ABORTED : XACT_COMMITTED;
@@ -362,7 +363,7 @@ static int multi_take_member(PgXact *px, uint32_t multi, uint32_t off,
 
 /* See pgxact.h: the members of multi, and the one whose status is
  * NoKeyUpdate or Update. */
-int pgxact_multi_update_xid(PgXact *px, uint32_t multi, uint32_t *xid, HsError *err)
+static int multi_update_xid(PgXact *px, uint32_t multi, uint32_t *xid, HsError *err)
 {
     const PgControl *pc = &px->px_control;
     if (multi == 0 || id_precedes(multi, pc->pc_oldest_multi) ||
@@ -382,10 +383,29 @@ int pgxact_multi_update_xid(PgXact *px, uint32_t multi, uint32_t *xid, HsError *
 }
 
 /* See pgxact.h. */
+/* The caches make every lookup a write: one at a time (the workers of a
+ * parallel scan share the cluster; few tuples need it). */
+int pgxact_xid_status(PgXact *px, uint32_t xid, XactStatus *status, HsError *err)
+{
+    pthread_mutex_lock(&px->px_lock);
+    int rc = xid_status(px, xid, status, err);
+    pthread_mutex_unlock(&px->px_lock);
+    return rc;
+}
+
+int pgxact_multi_update_xid(PgXact *px, uint32_t multi, uint32_t *xid, HsError *err)
+{
+    pthread_mutex_lock(&px->px_lock);
+    int rc = multi_update_xid(px, multi, xid, err);
+    pthread_mutex_unlock(&px->px_lock);
+    return rc;
+}
+
 void pgxact_close(PgXact *px)
 {
     if (px == NULL)
         return;
+    pthread_mutex_destroy(&px->px_lock);
     Slru *all[] = {&px->px_xact, &px->px_offsets, &px->px_members};
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
         if (all[i]->sl_fd >= 0)

@@ -95,13 +95,13 @@ static void pin_hits(BufMgr *bm, uint64_t blkno, int32_t f, uint32_t max, uint64
 /* Claim frames for blkno and the blocks after it the pool does not have (up
  * to max, before end), each pinned and in the hash as in flight: a run to be
  * read with one request.  0 frames when every frame is pinned. */
-static void claim_frames(BufMgr *bm, uint64_t blkno, uint32_t max, uint64_t end,
-                         BufRun *run)
+static void claim_frames(BufMgr *bm, BufAccessStrategy *st, uint64_t blkno,
+                         uint32_t max, uint64_t end, BufRun *run)
 {
     BufPool *p = &bm->bm_pool;
     uint32_t n = 0;
     while (n < max && blkno + n < end && (n == 0 || hash_lookup(p, blkno + n) < 0)) {
-        int32_t f = freelist_victim(bm);
+        int32_t f = freelist_victim(bm, st);
         if (f < 0)
             break;
         BufDesc *d = &p->bp_desc[f];
@@ -120,19 +120,20 @@ static void claim_frames(BufMgr *bm, uint64_t blkno, uint32_t max, uint64_t end,
         (PageIORequest){.pr_blkno = blkno, .pr_n = n, .pr_pages = run->br_page};
 }
 
-static int pool_start(BufMgr *bm, uint64_t blkno, uint32_t max, uint64_t end,
-                      BufRun *run, HsError *err)
+static int pool_start(BufMgr *bm, BufAccessStrategy *st, uint64_t blkno, uint32_t max,
+                      uint64_t end, BufRun *run, HsError *err)
 {
-    int32_t f = hash_lookup(&bm->bm_pool, blkno);
     run->br_blkno = blkno;
     run->br_next = 0;
     run->br_async = false;
     run->br_req.pr_submitted = false;
-    if (f >= 0) {
+    bufmgr_lock(bm);
+    int32_t f = hash_lookup(&bm->bm_pool, blkno);
+    if (f >= 0)
         pin_hits(bm, blkno, f, max, end, run);
-        return 0;
-    }
-    claim_frames(bm, blkno, max, end, run);
+    else
+        claim_frames(bm, st ? st : &bm->bm_pool.bp_own, blkno, max, end, run);
+    bufmgr_unlock(bm);
     if (run->br_npages == 0)
         return hs_error_set(err, -ENOBUFS, bm->bm_rel.rf_path, (int64_t)blkno,
                             "no unpinned buffers available (%u frames)",
@@ -145,6 +146,7 @@ static int pool_start(BufMgr *bm, uint64_t blkno, uint32_t max, uint64_t end,
 static void pool_complete(BufMgr *bm, BufRun *run, int rc)
 {
     BufPool *p = &bm->bm_pool;
+    bufmgr_lock(bm);
     bm->bm_stats.bs_read_calls += run->br_req.pr_calls;
     for (uint32_t i = 0; i < run->br_npages; i++) {
         BufDesc *d = &p->bp_desc[run->br_buf[i]];
@@ -159,57 +161,97 @@ static void pool_complete(BufMgr *bm, BufRun *run, int rc)
         bm->bm_stats.bs_reads += run->br_npages;
         bm->bm_stats.bs_bytes_read += (uint64_t)run->br_npages * BLCKSZ;
     }
+    bufmgr_unlock(bm);
 }
 
+/* The page is pinned by the run, so nobody takes its frame while it is
+ * verified outside the lock (a crc32 of 8 KiB: not to be done holding it). */
 static int pool_accept(BufMgr *bm, BufRun *run, uint32_t i, HsError *err)
 {
     BufPool *p = &bm->bm_pool;
     int32_t f = run->br_buf[i];
     BufDesc *d = &p->bp_desc[f];
+    bufmgr_lock(bm);
     if (!run->br_io)
         bm->bm_stats.bs_hits++;
-    if (bm->bm_opt.bo_verify && !(d->bd_flags & BD_VERIFIED)) {
-        int rc = bufmgr_verify(bm, run->br_page[i], d->bd_blkno, err);
-        if (rc < 0) {
-            if (--d->bd_pins == 0)
-                pool_invalidate(bm, f); /* not kept: asking again reads it again */
-            return rc;
-        }
-        d->bd_flags |= BD_VERIFIED;
+    bool check = bm->bm_opt.bo_verify && !(d->bd_flags & BD_VERIFIED);
+    bufmgr_unlock(bm);
+    int rc = check ? bufmgr_verify(bm, run->br_page[i], run->br_blkno + i, err) : 0;
+    bufmgr_lock(bm);
+    if (check)
+        bufmgr_count_verify(bm, rc);
+    if (rc < 0) {
+        if (--d->bd_pins == 0)
+            pool_invalidate(bm, f); /* not kept: asking again reads it again */
+    } else {
+        d->bd_flags |= check ? BD_VERIFIED : 0;
+        /* a ring reuses a frame only if nobody else has used it: count to 1 */
+        if (p->bp_use_ring ? d->bd_usage == 0 : d->bd_usage < BM_MAX_USAGE)
+            d->bd_usage++;
     }
-    /* a ring reuses a frame only if nobody else has used it: count to 1 at most */
-    if (p->bp_ring != NULL ? d->bd_usage == 0 : d->bd_usage < BM_MAX_USAGE)
-        d->bd_usage++;
-    return 0;
+    bufmgr_unlock(bm);
+    return rc;
 }
 
 static void pool_release(BufMgr *bm, Buffer buf)
 {
     BufDesc *d = &bm->bm_pool.bp_desc[buf];
+    bufmgr_lock(bm);
     assert(buf >= 0 && (uint32_t)buf < bm->bm_pool.bp_nframes && d->bd_pins > 0);
     d->bd_pins--;
+    bufmgr_unlock(bm);
 }
 
 /* ---- opening and closing --------------------------------------------------- */
 
-/* The ring, when the scan will use one: the strategy says so, or (auto) the
+/* A ring for st when the pool's scans use rings. */
+static int strategy_init(BufMgr *bm, BufAccessStrategy *st, HsError *err)
+{
+    *st = (BufAccessStrategy){0};
+    if (!bm->bm_pool.bp_use_ring)
+        return 0;
+    st->st_ring_size = (uint32_t)(bm->bm_opt.bo_ring_bytes / BLCKSZ);
+    st->st_ring = malloc(st->st_ring_size * sizeof(int32_t));
+    if (st->st_ring == NULL)
+        return hs_error_set(err, -ENOMEM, bm->bm_rel.rf_path, HS_NO_BLOCK,
+                            "out of memory");
+    memset(st->st_ring, 0xff, st->st_ring_size * sizeof(int32_t));
+    return 0;
+}
+
+/* Rings, when the scans will use them: the strategy says so, or (auto) the
  * table is larger than a quarter of the pool, as PostgreSQL's BAS_BULKREAD. */
 static int open_ring(BufMgr *bm, HsError *err)
 {
     BufPool *p = &bm->bm_pool;
     const BufMgrOptions *o = &bm->bm_opt;
-    bool ring = o->bo_strategy == BUF_STRATEGY_RING ||
-                (o->bo_strategy == BUF_STRATEGY_AUTO &&
-                 relfile_nblocks(&bm->bm_rel) > p->bp_nframes / 4);
-    if (!ring)
-        return 0;
-    p->bp_ring_size = (uint32_t)(o->bo_ring_bytes / BLCKSZ);
-    p->bp_ring = malloc(p->bp_ring_size * sizeof(int32_t));
-    if (p->bp_ring == NULL)
-        return hs_error_set(err, -ENOMEM, bm->bm_rel.rf_path, HS_NO_BLOCK,
-                            "out of memory");
-    memset(p->bp_ring, 0xff, p->bp_ring_size * sizeof(int32_t));
-    return 0;
+    p->bp_use_ring = o->bo_strategy == BUF_STRATEGY_RING ||
+                     (o->bo_strategy == BUF_STRATEGY_AUTO &&
+                      relfile_nblocks(&bm->bm_rel) > p->bp_nframes / 4);
+    return strategy_init(bm, &p->bp_own, err);
+}
+
+BufAccessStrategy *bufmgr_strategy_new(BufMgr *bm, HsError *err)
+{
+    BufAccessStrategy *st = malloc(sizeof(*st));
+    if (st == NULL) {
+        hs_error_set(err, -ENOMEM, bm->bm_rel.rf_path, HS_NO_BLOCK, "out of memory");
+        return NULL;
+    }
+    if (bm->bm_opt.bo_access == BUF_ACCESS_READ && strategy_init(bm, st, err) < 0) {
+        free(st);
+        return NULL;
+    }
+    if (bm->bm_opt.bo_access != BUF_ACCESS_READ)
+        *st = (BufAccessStrategy){0};
+    return st;
+}
+
+void bufmgr_strategy_free(BufAccessStrategy *st)
+{
+    if (st != NULL)
+        free(st->st_ring);
+    free(st);
 }
 
 /*
@@ -267,7 +309,7 @@ static void pool_close(BufMgr *bm)
         munmap(p->bp_frames, bm->bm_opt.bo_pool_bytes);
     free(p->bp_desc);
     free(p->bp_buckets);
-    free(p->bp_ring);
+    free(p->bp_own.st_ring);
 }
 
 /* ---- the rest of the table ------------------------------------------------- */
@@ -312,8 +354,9 @@ static void pool_check(const BufMgr *bm)
         assert(d->bd_usage <= BM_MAX_USAGE);
     }
     assert(held == in_hash);
-    for (uint32_t i = 0; p->bp_ring != NULL && i < p->bp_ring_size; i++)
-        assert(p->bp_ring[i] >= -1 && p->bp_ring[i] < (int32_t)p->bp_nframes);
+    const BufAccessStrategy *st = &p->bp_own;
+    for (uint32_t i = 0; st->st_ring != NULL && i < st->st_ring_size; i++)
+        assert(st->st_ring[i] >= -1 && st->st_ring[i] < (int32_t)p->bp_nframes);
     (void)in_hash, (void)held;
 }
 

@@ -21,6 +21,8 @@
 
 struct ReadStream {
     BufMgr *rs_bm;                       /* where the pages come from */
+    BufAccessStrategy *rs_st;            /* and how new pages go into its pool */
+    ReadStream *rs_next, *rs_prev;       /* bm's list of streams */
     uint64_t rs_end;                     /* blocks up to here */
     uint64_t rs_ahead;                   /* the first block no run covers yet */
     unsigned rs_depth;                   /* reads in flight ahead, at most */
@@ -39,38 +41,51 @@ static BufRun *run_at(ReadStream *rs, unsigned k)
  * that reads at submit, nor where look-ahead would evict its own pages
  * before they are used (a ring under two runs; a pool under three, whose
  * clock sweep takes unused read-ahead pages first: their usage is 0). */
-static unsigned look_ahead_depth(const BufMgr *bm)
+static unsigned look_ahead_depth(const BufMgr *bm, const BufAccessStrategy *st)
 {
     if (bm->bm_io == NULL || pageio_max_in_flight(bm->bm_io) <= 1)
         return 0;
     const BufPool *p = &bm->bm_pool;
-    if (p->bp_ring != NULL ? p->bp_ring_size < 2 * bm->bm_combine
-                           : p->bp_nframes < 3 * bm->bm_combine)
+    if (st->st_ring != NULL ? st->st_ring_size < 2 * bm->bm_combine
+                            : p->bp_nframes < 3 * bm->bm_combine)
         return 0;
     unsigned d = pageio_max_in_flight(bm->bm_io);
     return d < READ_STREAM_MAX_RUNS - 1 ? d : READ_STREAM_MAX_RUNS - 1;
 }
 
-ReadStream *read_stream_begin(BufMgr *bm, uint64_t start, uint64_t end, HsError *err)
+ReadStream *read_stream_begin(BufMgr *bm, BufAccessStrategy *st, uint64_t start,
+                              uint64_t end, HsError *err)
 {
-    if (bm->bm_stream_busy) {
-        hs_error_set(err, -EBUSY, bm->bm_rel.rf_path, HS_NO_BLOCK,
-                     "the buffer manager already has a read stream");
-        return NULL;
-    }
-    if (bm->bm_stream == NULL && (bm->bm_stream = malloc(sizeof(ReadStream))) == NULL) {
+    ReadStream *rs = malloc(sizeof(*rs));
+    if (rs == NULL) {
         hs_error_set(err, -ENOMEM, bm->bm_rel.rf_path, HS_NO_BLOCK, "out of memory");
         return NULL;
     }
-    ReadStream *rs = bm->bm_stream;
     uint64_t n = bufmgr_nblocks(bm);
-    bm->bm_stream_busy = true;
     rs->rs_bm = bm;
+    rs->rs_st = st;
     rs->rs_end = end < n ? end : n;
     rs->rs_ahead = start;
-    rs->rs_depth = look_ahead_depth(bm);
+    rs->rs_depth = bm->bm_opt.bo_access == BUF_ACCESS_READ
+                       ? look_ahead_depth(bm, st ? st : &bm->bm_pool.bp_own)
+                       : 0;
     rs->rs_head = rs->rs_nruns = rs->rs_inflight = 0;
+    bufmgr_lock(bm);
+    rs->rs_prev = NULL;
+    if ((rs->rs_next = bm->bm_streams) != NULL)
+        rs->rs_next->rs_prev = rs;
+    bm->bm_streams = rs;
+    bufmgr_unlock(bm);
     return rs;
+}
+
+void read_stream_free_all(BufMgr *bm)
+{
+    while (bm->bm_streams != NULL) {
+        ReadStream *rs = bm->bm_streams;
+        bm->bm_streams = rs->rs_next;
+        free(rs);
+    }
 }
 
 /* Append the run starting at rs_ahead to the queue.  ahead: submit its read
@@ -79,8 +94,8 @@ static int start_run(ReadStream *rs, bool ahead, HsError *err)
 {
     BufMgr *bm = rs->rs_bm;
     BufRun *run = run_at(rs, rs->rs_nruns);
-    int rc =
-        bm->bm_am->am_start(bm, rs->rs_ahead, bm->bm_combine, rs->rs_end, run, err);
+    int rc = bm->bm_am->am_start(bm, rs->rs_st, rs->rs_ahead, bm->bm_combine,
+                                 rs->rs_end, run, err);
     if (rc < 0)
         return rc;
     rs->rs_nruns++;
@@ -210,6 +225,15 @@ void read_stream_end(ReadStream *rs)
 {
     if (rs == NULL)
         return;
+    BufMgr *bm = rs->rs_bm;
     drain(rs);
-    rs->rs_bm->bm_stream_busy = false;
+    bufmgr_lock(bm);
+    if (rs->rs_prev)
+        rs->rs_prev->rs_next = rs->rs_next;
+    else
+        bm->bm_streams = rs->rs_next;
+    if (rs->rs_next)
+        rs->rs_next->rs_prev = rs->rs_prev;
+    bufmgr_unlock(bm);
+    free(rs);
 }

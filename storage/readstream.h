@@ -30,11 +30,13 @@ typedef struct ReadStream ReadStream;
 
 /*
  * Start a stream of blocks [start, end) of bm's relation (end is clamped to
- * its size).  One stream per buffer manager at a time; its memory belongs
- * to bm, so a scan cut short (a SIGBUS) leaks nothing once bm is closed.
- * NULL with err filled when bm already has a stream or memory runs out.
+ * its size), its new pages going where strategy st says (NULL: bm's own;
+ * each worker of a parallel scan brings its own).  bm keeps it on a list
+ * until it is ended, so a scan cut short (a SIGBUS) leaks nothing once bm
+ * is closed.  NULL with err filled when memory runs out.
  */
-ReadStream *read_stream_begin(BufMgr *bm, uint64_t start, uint64_t end, HsError *err);
+ReadStream *read_stream_begin(BufMgr *bm, BufAccessStrategy *st, uint64_t start,
+                              uint64_t end, HsError *err);
 
 /*
  * The next page: 1 with *buf (to bufmgr_release()), *page and *blkno
@@ -45,8 +47,8 @@ ReadStream *read_stream_begin(BufMgr *bm, uint64_t start, uint64_t end, HsError 
 int read_stream_next(ReadStream *rs, Buffer *buf, const void **page, uint64_t *blkno,
                      HsError *err);
 
-/* Wait for reads in flight, unpin the pages not handed out, and give the
- * stream back to its buffer manager (NULL is fine). */
+/* Wait for reads in flight, unpin the pages not handed out, and free the
+ * stream (NULL is fine). */
 void read_stream_end(ReadStream *rs);
 
 #endif

@@ -245,7 +245,7 @@ START_TEST(invariants_hold_through_every_call)
     const void *p;
     ck_assert_int_eq(bufmgr_read(bm, 7, &held, &p, &err), 0);
     for (int pass = 0; pass < 2; pass++) {
-        ReadStream *rs = read_stream_begin(bm, 0, bufmgr_nblocks(bm), &err);
+        ReadStream *rs = read_stream_begin(bm, NULL, 0, bufmgr_nblocks(bm), &err);
         uint64_t blk;
         int rc, failures = 0;
         while ((rc = read_stream_next(rs, &b, &p, &blk, &err)) != 0) {

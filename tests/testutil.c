@@ -272,7 +272,7 @@ BufMgr *tu_open_bm(const char *path, const BufMgrOptions *o)
 uint64_t tu_stream_all(BufMgr *bm)
 {
     HsError err;
-    ReadStream *rs = read_stream_begin(bm, 0, bufmgr_nblocks(bm), &err);
+    ReadStream *rs = read_stream_begin(bm, NULL, 0, bufmgr_nblocks(bm), &err);
     ck_assert_msg(rs != NULL, "%s", err.msg);
     Buffer buf;
     const void *page;
