@@ -80,6 +80,49 @@ const char *tu_tool(const char *env)
     return p;
 }
 
+const char *tu_tool_beside(const char *env, const char *name)
+{
+    static char path[PATH_MAX];
+    const char *tool = tu_tool(env), *slash = strrchr(tool, '/');
+    int dir = slash != NULL ? (int)(slash - tool) : 1;
+    snprintf(path, sizeof(path), "%.*s/%s", dir, slash != NULL ? tool : ".", name);
+    ck_assert_msg(access(path, X_OK) == 0, "no %s beside %s", name, tool);
+    return path;
+}
+
+void tu_assert_help_and_version(const char *tool, const char *name, const char *usage)
+{
+    char want[256];
+    TuRun *r = tu_runl(0, tool, "--help", NULL);
+    ck_assert_msg(r->status == 0, "%s --help: status %d", name, r->status);
+    snprintf(want, sizeof(want), "Usage: %s", usage);
+    ck_assert_msg(strncmp(r->out, want, strlen(want)) == 0, "%s --help: %.80s", name,
+                  r->out);
+    r = tu_runl(0, tool, "--version", NULL);
+    ck_assert_msg(r->status == 0, "%s --version: status %d", name, r->status);
+    snprintf(want, sizeof(want), "%s (heapscan) ", name);
+    ck_assert_msg(strncmp(r->out, want, strlen(want)) == 0, "%s --version: %.80s", name,
+                  r->out);
+}
+
+void tu_require(bool have, TuNeed need, const char *fmt, ...)
+{
+    char why[512];
+    va_list ap;
+    if (have)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    const char *req = getenv("HEAPSCAN_REQUIRE_PG");
+    if (need == TU_NEED_PG && req != NULL && strcmp(req, "1") == 0) {
+        printf("FAIL: %s (HEAPSCAN_REQUIRE_PG=1, so this is an error)\n", why);
+        exit(EXIT_FAILURE);
+    }
+    printf("SKIP: %s\n", why);
+    exit(TU_SKIP);
+}
+
 static void slurp(int fd, char *buf, size_t cap)
 {
     size_t n = 0;

@@ -30,6 +30,33 @@ const char *tu_path(const char *name);
 /* The path of a tool: $NAME_ENV, or fail the test. */
 const char *tu_tool(const char *env);
 
+/* The path of program name in the directory of $env's tool (compare beside
+ * seqscan), or fail the test (a static buffer). */
+const char *tu_tool_beside(const char *env, const char *name);
+
+/* --help exits 0 printing text that starts with usage (after "Usage: "),
+ * --version exits 0 printing "name (heapscan) ..." (fails the test if not). */
+void tu_assert_help_and_version(const char *tool, const char *name, const char *usage);
+
+/* The exit status that makes Meson show a test as SKIP. */
+#define TU_SKIP 77
+
+/* What a test may need that a machine may lack. */
+typedef enum TuNeed {
+    TU_NEED_PG,    /* PostgreSQL 15: HEAPSCAN_REQUIRE_PG=1 (CI) makes it a must */
+    TU_NEED_OTHER, /* anything else (a tmpfs mount, O_DIRECT, ...) */
+} TuNeed;
+
+/*
+ * Unless have: say why on stdout ("SKIP: ...") and exit TU_SKIP, so Meson
+ * shows the test as skipped, never as passed; for TU_NEED_PG with
+ * HEAPSCAN_REQUIRE_PG=1, exit EXIT_FAILURE instead (tests/pglib.sh's
+ * skip_or_fail).  Call it from main() before the suite runs, never inside a
+ * test (which Check runs in a child whose exit status it judges).
+ */
+void tu_require(bool have, TuNeed need, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 typedef struct TuRun {
     int status;       /* exit status, or 128 + signal */
     struct rusage ru; /* the child's rusage, from wait4 */
