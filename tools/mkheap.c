@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "heapgen.h"
+#include "measure.h"
 #include "relfile.h"
 
 #define DEFAULT_SIZE (UINT64_C(177) << 20) /* the 1998 seed's 177 MB table */
@@ -319,7 +320,7 @@ int main(int argc, char **argv)
 
     CliProgress prog;
     cli_progress_start(&prog, o.quiet, pages, BLCKSZ, "pages");
-    double t0 = cli_now();
+    double t0 = measure_now();
     uint64_t since_writeback = 0;
     for (uint64_t blk = 0; blk < pages && rc == 0 && !cli_stop_signal;) {
         uint32_t n = pages - blk < BATCH_PAGES ? (uint32_t)(pages - blk) : BATCH_PAGES;
@@ -380,7 +381,7 @@ int main(int argc, char **argv)
         return status;
     }
 
-    double secs = cli_now() - t0;
+    double secs = measure_now() - t0;
     if (!o.quiet) {
         uint64_t bytes = pages * BLCKSZ;
         uint64_t segs = pages == 0 ? 1 : (pages + o.seg_blocks - 1) / o.seg_blocks;

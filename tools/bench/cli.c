@@ -1,9 +1,16 @@
 /*
  * cli.c -- shared tool plumbing (see cli.h).
+ *
+ * Entry points: cli_init, cli_die, cli_usage_error, cli_version,
+ * cli_bad_option, cli_common_option, cli_choice, cli_one_operand, cli_report,
+ * cli_parse_size, cli_parse_u64, cli_catch_stop_signals, cli_restore_stop_signals,
+ * cli_progress_start, cli_progress_update, cli_progress_end.  The one part
+ * of bench/ that prints and exits, on behalf of the tool that calls it.
  */
 #include "cli.h"
 
 #include "crc32.h"
+#include "measure.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -11,7 +18,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 const char *cli_progname = "heapscan";
@@ -54,6 +60,17 @@ void cli_bad_option(void)
 {
     fprintf(stderr, "Try '%s --help' for more information.\n", cli_progname);
     exit(EXIT_USAGE);
+}
+
+void cli_common_option(int opt, void (*usage)(void))
+{
+    if (opt == 'h') {
+        usage();
+        exit(EXIT_OK);
+    }
+    if (opt == 'V')
+        cli_version();
+    cli_bad_option();
 }
 
 int cli_choice(const char *opt, const char *arg, const char *const *names)
@@ -174,13 +191,6 @@ void cli_restore_stop_signals(const CliSignals *saved)
         sigaction(stop_signals[i], &saved->cs_old[i], NULL);
 }
 
-double cli_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void cli_progress_start(CliProgress *p, bool quiet, uint64_t total, uint64_t unit,
                         const char *what)
 {
@@ -188,7 +198,7 @@ void cli_progress_start(CliProgress *p, bool quiet, uint64_t total, uint64_t uni
     p->cp_total = total;
     p->cp_unit = unit;
     p->cp_what = what;
-    p->cp_start = p->cp_last = cli_now();
+    p->cp_start = p->cp_last = measure_now();
 }
 
 static void progress_draw(CliProgress *p, uint64_t done, double now)
@@ -208,7 +218,7 @@ void cli_progress_update(CliProgress *p, uint64_t done)
 {
     if (!p->cp_on)
         return;
-    double now = cli_now();
+    double now = measure_now();
     if (now - p->cp_last < 0.1)
         return;
     p->cp_last = now;
@@ -219,6 +229,6 @@ void cli_progress_end(CliProgress *p)
 {
     if (!p->cp_on)
         return;
-    progress_draw(p, p->cp_total, cli_now());
+    progress_draw(p, p->cp_total, measure_now());
     fputs("\r\033[K", stderr); /* leave the line clean for the summary */
 }

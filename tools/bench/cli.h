@@ -2,7 +2,10 @@
  * cli.h -- what every heapscan tool shares: exit statuses, argument
  *          parsing, error lines and the progress bar.
  *
- * Only tools print and exit; this is where they do it the same way.
+ * Only tools print and exit; this is where they do it the same way.  The
+ * names a choice is made from (cli_choice()) are the NULL-terminated arrays
+ * beside each enum: bufmgr_access_names[], cache_mode_names[], ...
+ * See also: hserror.h -- the error cli_report() prints.
  */
 #ifndef HEAPSCAN_CLI_H
 #define HEAPSCAN_CLI_H
@@ -40,6 +43,13 @@ void cli_version(void) __attribute__((noreturn));
 
 /* After getopt has named a bad option: "Try 'prog --help'." and exit(EXIT_USAGE). */
 void cli_bad_option(void) __attribute__((noreturn));
+
+/*
+ * The options every tool takes alike, for the end of its getopt switch:
+ * 'h' (--help) calls usage() and exits EXIT_OK, 'V' (--version) is
+ * cli_version(), anything else cli_bad_option().
+ */
+void cli_common_option(int opt, void (*usage)(void)) __attribute__((noreturn));
 
 /*
  * The index of arg in the NULL-terminated names, or a usage error
@@ -82,9 +92,6 @@ extern volatile sig_atomic_t cli_stop_signal;
 void cli_catch_stop_signals(CliSignals *saved);
 void cli_restore_stop_signals(const CliSignals *saved);
 
-/* Monotonic seconds. */
-double cli_now(void);
-
 /*
  * A progress bar on stderr, drawn only when stderr is a terminal and not
  * quiet, redrawn at most ten times a second.
@@ -94,8 +101,8 @@ typedef struct CliProgress {
     uint64_t cp_total;   /* units of work in all */
     uint64_t cp_unit;    /* bytes per unit, for MB/s */
     const char *cp_what; /* the unit's name, e.g. "pages" */
-    double cp_start;     /* cli_now() at the start */
-    double cp_last;      /* cli_now() at the last redraw */
+    double cp_start;     /* measure_now() at the start */
+    double cp_last;      /* measure_now() at the last redraw */
 } CliProgress;
 
 void cli_progress_start(CliProgress *p, bool quiet, uint64_t total, uint64_t unit,

@@ -1,5 +1,9 @@
 /*
  * measure.c -- timing and page-cache control (see measure.h).
+ *
+ * Entry points: measure_now, measure_start, measure_stop,
+ * measure_from_rusage, measure_spread, measure_summarize, cache_mode_name,
+ * cache_evict, cache_warm, cache_prepare, cache_resident, file_total_bytes.
  */
 #include "measure.h"
 
@@ -9,10 +13,24 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "relfile.h"
+
+const char *const cache_mode_names[] = {"asis", "cold", "warm", NULL};
+
+const char *cache_mode_name(CacheMode mode)
+{
+    return cache_mode_names[mode];
+}
+
+double measure_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static double tv_s(struct timeval tv)
 {
@@ -22,13 +40,13 @@ static double tv_s(struct timeval tv)
 void measure_start(MeasureStart *ms)
 {
     getrusage(RUSAGE_SELF, &ms->ms_ru);
-    ms->ms_wall = cli_now();
+    ms->ms_wall = measure_now();
 }
 
 void measure_stop(const MeasureStart *ms, Measure *m)
 {
     struct rusage ru;
-    double wall = cli_now();
+    double wall = measure_now();
     getrusage(RUSAGE_SELF, &ru);
     m->m_wall_s = wall - ms->ms_wall;
     m->m_user_s = tv_s(ru.ru_utime) - tv_s(ms->ms_ru.ru_utime);
@@ -65,6 +83,56 @@ void measure_spread(const double *x, int n, double *min, double *med, double *ma
     *max = s[n - 1];
     *med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     free(s);
+}
+
+/* The spread of one field, picked out of every run by get. */
+static Spread spread_of(const Measure *runs, int n, double (*get)(const Measure *))
+{
+    Spread s;
+    double *x = malloc((size_t)n * sizeof(double));
+    if (x == NULL) { /* out of memory: the first run stands for all */
+        s.sp_min = s.sp_med = s.sp_max = get(&runs[0]);
+        return s;
+    }
+    for (int i = 0; i < n; i++)
+        x[i] = get(&runs[i]);
+    measure_spread(x, n, &s.sp_min, &s.sp_med, &s.sp_max);
+    free(x);
+    return s;
+}
+
+static double get_wall(const Measure *m)
+{
+    return m->m_wall_s;
+}
+
+static double get_user(const Measure *m)
+{
+    return m->m_user_s;
+}
+
+static double get_sys(const Measure *m)
+{
+    return m->m_sys_s;
+}
+
+static double get_minflt(const Measure *m)
+{
+    return (double)m->m_minflt;
+}
+
+static double get_majflt(const Measure *m)
+{
+    return (double)m->m_majflt;
+}
+
+void measure_summarize(const Measure *runs, int n, MeasureSpread *s)
+{
+    s->mp_wall = spread_of(runs, n, get_wall);
+    s->mp_user = spread_of(runs, n, get_user);
+    s->mp_sys = spread_of(runs, n, get_sys);
+    s->mp_minflt = spread_of(runs, n, get_minflt);
+    s->mp_majflt = spread_of(runs, n, get_majflt);
 }
 
 /*
