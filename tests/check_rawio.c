@@ -5,14 +5,12 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "busguard.h"
 #include "extcmd.h"
 #include "rawio.h"
 #include "testutil.h"
@@ -191,112 +189,6 @@ static const char *four_pages(void)
     return f;
 }
 
-typedef struct Touch {
-    const volatile unsigned char *t_base;
-    size_t t_len, t_at; /* map t_len bytes, read byte t_at */
-    int t_result;       /* what the work returns when it does not fault */
-} Touch;
-
-static int touch_work(void *arg, HsError *err)
-{
-    (void)err;
-    const Touch *t = arg;
-    return t->t_base[t->t_at] == 0x5a ? t->t_result : -EILSEQ;
-}
-
-static bool touch_locate(const void *arg, const void *addr, uint64_t *where)
-{
-    const Touch *t = arg;
-    const volatile unsigned char *a = addr;
-    if (a < t->t_base || a >= t->t_base + t->t_len)
-        return false;
-    *where = (uint64_t)(a - t->t_base);
-    return true;
-}
-
-static bool no_locate(const void *arg, const void *addr, uint64_t *where)
-{
-    (void)arg, (void)addr, (void)where;
-    return false;
-}
-
-static volatile sig_atomic_t test_bus_seen;
-
-static void on_test_bus(int sig)
-{
-    (void)sig;
-    test_bus_seen = 1;
-}
-
-static int kill_bus_work(void *arg, HsError *err)
-{
-    (void)arg, (void)err;
-    raise(SIGBUS);
-    return 0;
-}
-
-/* A SIGBUS sent with kill() is not a fault under a mapping: the action the
- * guard replaced gets it, and the work goes on. */
-START_TEST(busguard_passes_on_a_sigbus_sent_by_kill)
-{
-    struct sigaction sa = {.sa_handler = on_test_bus}, old;
-    sigemptyset(&sa.sa_mask);
-    ck_assert_int_eq(sigaction(SIGBUS, &sa, &old), 0);
-    BusGuard g = {kill_bus_work, no_locate, NULL};
-    bool located;
-    uint64_t where;
-    HsError err;
-    ck_assert_int_eq(busguard_run(&g, &located, &where, &err), 0);
-    ck_assert_int_eq(test_bus_seen, 1);
-    sigaction(SIGBUS, &old, NULL);
-}
-END_TEST
-
-START_TEST(busguard_turns_sigbus_into_an_error)
-{
-    struct sigaction before;
-    ck_assert_int_eq(sigaction(SIGBUS, NULL, &before), 0);
-    const char *f = four_pages();
-    int fd = open(f, O_RDWR);
-    ck_assert_int_ge(fd, 0);
-    void *p = mmap(NULL, 4 * 8192, PROT_READ, MAP_SHARED, fd, 0);
-    ck_assert_ptr_ne(p, MAP_FAILED);
-    Touch t = {p, 4 * 8192, 2 * 8192 + 5, 0};
-    BusGuard g = {touch_work, touch_locate, &t};
-    bool located;
-    uint64_t where;
-    HsError err;
-
-    /* work that does not fault returns its own result */
-    t.t_result = -EIO;
-    ck_assert_int_eq(busguard_run(&g, &located, &where, &err), -EIO);
-    t.t_result = 0;
-    ck_assert_int_eq(busguard_run(&g, &located, &where, &err), 0);
-    ck_assert(!located);
-
-    ck_assert_int_eq(ftruncate(fd, 8192 + 100), 0);
-    ck_assert_int_eq(busguard_run(&g, &located, &where, &err), BUSGUARD_FAULT);
-    ck_assert(located);
-    ck_assert_uint_eq(where, 2 * 8192 + 5);
-    /* still within the last page: the tail past the end reads as zeros */
-    t.t_at = 8192 + 4000;
-    ck_assert_int_eq(busguard_run(&g, &located, &where, &err), -EILSEQ);
-
-    /* a fault the caller cannot place is still caught */
-    t.t_at = 3 * 8192;
-    g.bg_locate = no_locate;
-    ck_assert_int_eq(busguard_run(&g, &located, &where, &err), BUSGUARD_FAULT);
-    ck_assert(!located);
-
-    /* and the handler is put back as it was (a sanitizer's, or the default) */
-    struct sigaction now;
-    ck_assert_int_eq(sigaction(SIGBUS, NULL, &now), 0);
-    ck_assert(now.sa_sigaction == before.sa_sigaction);
-    munmap(p, 4 * 8192);
-    close(fd);
-}
-END_TEST
-
 static void shrink_to_one_page_and_a_bit(const char *segment, void *arg)
 {
     (void)arg;
@@ -391,8 +283,6 @@ int main(void)
     tcase_add_loop_test(tc, read_counts_as_dd_does, 0, NFILES);
     tcase_add_loop_test(tc, mmap_and_direct_read_every_byte, 0, NFILES);
     tcase_add_test(tc, segments_are_read_too);
-    tcase_add_test(tc, busguard_turns_sigbus_into_an_error);
-    tcase_add_test(tc, busguard_passes_on_a_sigbus_sent_by_kill);
     tcase_add_test(tc, mmap_reader_names_the_byte_a_file_shrank_under);
     tcase_add_test(tc, rawread_tool);
     suite_add_tcase(s, tc);

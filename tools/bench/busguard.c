@@ -1,8 +1,13 @@
 /*
  * busguard.c -- SIGBUS under a mapping turned into an error (see busguard.h).
+ *
+ * Entry point: busguard_run.  The handler only records where the fault was
+ * and jumps back; the error is made afterwards, outside the handler, by
+ * fault_error().
  */
 #include "busguard.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stddef.h>
@@ -32,26 +37,37 @@ static void on_sigbus(int sig, siginfo_t *si, void *ctx)
     siglongjmp(guard_env, 1);
 }
 
+/* The error of a SIGBUS that cut g's work short, placed at where if located. */
+static int fault_error(const BusGuard *g, bool located, uint64_t where, HsError *err)
+{
+    if (!located)
+        return hs_error_set(err, -EFAULT, g->bg_file, HS_NO_BLOCK,
+                            "SIGBUS outside the mapping");
+    if (g->bg_unit == BUSGUARD_BLOCK)
+        return hs_error_set(err, -EFAULT, g->bg_file, (int64_t)where,
+                            "SIGBUS reading the mapped page: the file shrank under "
+                            "the mapping");
+    int64_t block =
+        g->bg_block_bytes != 0 ? (int64_t)(where / g->bg_block_bytes) : HS_NO_BLOCK;
+    return hs_error_set(err, -EFAULT, g->bg_file, block,
+                        "SIGBUS at byte %llu: the file shrank under the mapping",
+                        (unsigned long long)where);
+}
+
 /* noinline: the work's state must stay the caller's, never a local of the
  * function that calls sigsetjmp() (whose locals a longjmp may clobber). */
-__attribute__((noinline)) int busguard_run(const BusGuard *g, bool *located,
-                                           uint64_t *where, HsError *err)
+__attribute__((noinline)) int busguard_run(const BusGuard *g, HsError *err)
 {
     struct sigaction sa = {.sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGBUS, &sa, &before);
-    *located = false;
-    *where = 0;
 
     int rc;
     active = g;
-    if (sigsetjmp(guard_env, 1) == 0) {
+    if (sigsetjmp(guard_env, 1) == 0)
         rc = g->bg_work(g->bg_arg, err);
-    } else {
-        rc = BUSGUARD_FAULT;
-        *located = fault_located != 0;
-        *where = fault_where;
-    }
+    else
+        rc = fault_error(g, fault_located != 0, fault_where, err);
     active = NULL;
     sigaction(SIGBUS, &before, NULL);
     return rc;

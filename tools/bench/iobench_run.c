@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "crc32.h"
 #include "busguard.h"
+#include "crc32.h"
 #include "page.h"
 
 #define IOB_PIECE     ((size_t)1 << 20)          /* bytes written or summed at a time */
@@ -345,12 +345,15 @@ static bool page_locate(const void *arg, const void *addr, uint64_t *blkno)
 
 static int run_pages(const IobConfig *cfg, IobResult *res, HsError *err)
 {
-    uint64_t bytes, blkno;
+    uint64_t bytes;
     BufMgrOptions o;
     MeasureStart ms;
     PageRun pr = {.pr_cfg = cfg, .pr_res = res};
-    BusGuard guard = {page_work, page_locate, &pr};
-    bool located;
+    BusGuard guard = {.bg_work = page_work,
+                      .bg_locate = page_locate,
+                      .bg_arg = &pr,
+                      .bg_file = cfg->ic_path,
+                      .bg_unit = BUSGUARD_BLOCK};
     int rc = file_total_bytes(cfg->ic_path, &bytes, err);
     if (rc < 0)
         return rc;
@@ -358,14 +361,7 @@ static int run_pages(const IobConfig *cfg, IobResult *res, HsError *err)
     measure_start(&ms);
     if ((rc = bufmgr_open(&pr.pr_bm, cfg->ic_path, &o, err)) < 0)
         return rc;
-    rc = busguard_run(&guard, &located, &blkno, err);
-    if (rc == BUSGUARD_FAULT && located)
-        rc = hs_error_set(err, -EFAULT, cfg->ic_path, (int64_t)blkno,
-                          "SIGBUS reading the mapped page: the file shrank under "
-                          "the mapping");
-    else if (rc == BUSGUARD_FAULT)
-        rc = hs_error_set(err, -EFAULT, cfg->ic_path, HS_NO_BLOCK,
-                          "SIGBUS outside any mapped page during the run");
+    rc = busguard_run(&guard, err);
     res->ir_buf = *bufmgr_stats(pr.pr_bm);
     bufmgr_close(pr.pr_bm);
     measure_stop(&ms, &res->ir_m);
@@ -401,18 +397,13 @@ int iob_run(const IobConfig *cfg, IobResult *res, HsError *err)
     if (rc == 0) {
         measure_start(&ms);
         if ((rc = ctx_open(&c, err)) == 0) {
-            BusGuard guard = {file_work, file_locate, &c};
-            bool located;
-            uint64_t at;
-            rc = busguard_run(&guard, &located, &at, err);
-            if (rc == BUSGUARD_FAULT)
-                rc = located ? hs_error_set(err, -EFAULT, cfg->ic_path,
-                                            (int64_t)(at / cfg->ic_block),
-                                            "SIGBUS at byte %llu: the file shrank "
-                                            "under the mapping",
-                                            (unsigned long long)at)
-                             : hs_error_set(err, -EFAULT, cfg->ic_path, HS_NO_BLOCK,
-                                            "SIGBUS outside the mapping");
+            BusGuard guard = {.bg_work = file_work,
+                              .bg_locate = file_locate,
+                              .bg_arg = &c,
+                              .bg_file = cfg->ic_path,
+                              .bg_unit = BUSGUARD_BYTE,
+                              .bg_block_bytes = cfg->ic_block};
+            rc = busguard_run(&guard, err);
             rc = ctx_close(&c, rc, err);
         }
         measure_stop(&ms, &res->ir_m);

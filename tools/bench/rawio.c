@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "crc32.h"
 #include "busguard.h"
+#include "crc32.h"
 #include "relfile.h"
 
 #define NO_SEGMENT INT32_MIN
@@ -275,20 +275,15 @@ int raw_mmap_hooked(const char *path, size_t chunk, RawTouch how,
                      .mw_arg = arg,
                      .mw_crc = c,
                      .mw_r = r};
-        BusGuard guard = {map_walk, map_locate, &w};
-        bool located;
-        uint64_t where;
-        int rc = busguard_run(&guard, &located, &where, err);
+        BusGuard guard = {.bg_work = map_walk,
+                          .bg_locate = map_locate,
+                          .bg_arg = &w,
+                          .bg_file = name,
+                          .bg_unit = BUSGUARD_BYTE};
+        int rc = busguard_run(&guard, err);
         if (w.mw_p != NULL)
             munmap(w.mw_p, w.mw_len);
         close(fd);
-        if (rc == BUSGUARD_FAULT)
-            return located ? hs_error_set(err, -EFAULT, name, HS_NO_BLOCK,
-                                          "SIGBUS at byte %llu: the file shrank "
-                                          "under the mapping",
-                                          (unsigned long long)where)
-                           : hs_error_set(err, -EFAULT, name, HS_NO_BLOCK,
-                                          "SIGBUS outside the mapping");
         if (rc < 0)
             return rc;
         c = w.mw_crc;

@@ -1,10 +1,12 @@
 /*
  * scanrun.c -- one measured scan, with SIGBUS turned into an error
  *              (see scanrun.h).
+ *
+ * Entry point: scan_run.  The scan proper runs under busguard_run(), which
+ * names the block of a page that faulted (bufmgr_block_of_address()).
  */
 #include "scanrun.h"
 
-#include <errno.h>
 #include <string.h>
 
 #include "busguard.h"
@@ -39,17 +41,12 @@ static int guarded_scan(const ScanConfig *cfg, BufMgr *bm, ScanResult *res,
                         HsError *err)
 {
     GuardedScan gs = {.gs_cfg = cfg, .gs_bm = bm};
-    BusGuard guard = {scan_work, scan_locate, &gs};
-    bool located;
-    uint64_t blkno;
-    int rc = busguard_run(&guard, &located, &blkno, err);
-    if (rc == BUSGUARD_FAULT && located)
-        rc = hs_error_set(err, -EFAULT, cfg->sc_path, (int64_t)blkno,
-                          "SIGBUS reading the mapped page: the file shrank under "
-                          "the mapping");
-    else if (rc == BUSGUARD_FAULT)
-        rc = hs_error_set(err, -EFAULT, cfg->sc_path, HS_NO_BLOCK,
-                          "SIGBUS outside any mapped window during the scan");
+    BusGuard guard = {.bg_work = scan_work,
+                      .bg_locate = scan_locate,
+                      .bg_arg = &gs,
+                      .bg_file = cfg->sc_path,
+                      .bg_unit = BUSGUARD_BLOCK};
+    int rc = busguard_run(&guard, err);
 
     res->sr_rows_scanned = gs.gs_ss.ss_rows_scanned;
     res->sr_pages_skipped = gs.gs_ss.ss_pages_skipped;

@@ -8,6 +8,10 @@
  * page is touched, by the buffer manager or by the executor.  scan_run()
  * catches it, turns the faulting address into the block it belongs to, and
  * fails with an error naming that block instead of dying.
+ *
+ * Entry point: scan_run().
+ * See also: scanreport.c -- what seqscan prints of it; compare.c -- the
+ * comparison's seqscan rows.
  */
 #ifndef HEAPSCAN_SCANRUN_H
 #define HEAPSCAN_SCANRUN_H
