@@ -1,6 +1,11 @@
 /*
- * check_rawio.c -- the C readers count exactly what wc and dd count on the
- *                  same files, and the rawread tool's output and errors.
+ * check_rawio.c -- the C readers (tools/bench/rawio.c) count exactly what
+ *                  wc and dd count on the same files, read every segment,
+ *                  and name the byte a file shrank under a mapping.
+ *
+ * With the argument "direct" only the O_DIRECT reader runs, and the test
+ * exits 77 (SKIP) where the temporary directory's file system refuses
+ * O_DIRECT (tmpfs does).  The rawread command line: check_cli_rawread.c.
  */
 #include <check.h>
 #include <errno.h>
@@ -8,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "extcmd.h"
@@ -121,23 +125,29 @@ START_TEST(read_counts_as_dd_does)
 }
 END_TEST
 
-START_TEST(mmap_and_direct_read_every_byte)
+/* The sum of a file's bytes as RAW_TOUCH_BYTE adds them: 8-byte words, then
+ * the tail byte by byte. */
+static uint64_t byte_sum(const char *f)
 {
-    const char *f = make_file(_i);
-    long long size = tu_file_size(f);
-    size_t len;
+    size_t len, off = 0;
     unsigned char *data = tu_read_file(f, &len);
-    uint64_t want_sum = 0;
-    size_t off = 0;
+    uint64_t sum = 0;
     for (; off + 8 <= len; off += 8) {
         uint64_t w;
         memcpy(&w, data + off, 8);
-        want_sum += w;
+        sum += w;
     }
     for (; off < len; off++)
-        want_sum += data[off];
+        sum += data[off];
     free(data);
+    return sum;
+}
 
+START_TEST(mmap_reads_every_byte)
+{
+    const char *f = make_file(_i);
+    long long size = tu_file_size(f);
+    uint64_t want_sum = byte_sum(f);
     const size_t chunks[] = {8 << 10, 8 << 20, 32 << 20, 0};
     for (int i = 0; i < 4; i++) {
         RawResult r;
@@ -150,15 +160,43 @@ START_TEST(mmap_and_direct_read_every_byte)
          * is read as one chunk or in 8 KiB ones */
         ck_assert_uint_eq(r.rr_sum, want_sum);
     }
+}
+END_TEST
+
+START_TEST(direct_reads_every_byte)
+{
+    const char *f = make_file(_i);
     RawResult r;
     HsError err;
     int rc = raw_direct(f, 1 << 20, &r, &err);
-    if (rc == -EINVAL) {
-        fprintf(stderr, "mmap_and_direct_read_every_byte: O_DIRECT unsupported here\n");
-        return;
-    }
     ck_assert_msg(rc == 0, "%s", err.msg);
-    ck_assert_uint_eq(r.rr_bytes, (uint64_t)size);
+    ck_assert_uint_eq(r.rr_bytes, (uint64_t)tu_file_size(f));
+    /* a block O_DIRECT cannot use is refused before any I/O */
+    ck_assert_int_eq(raw_direct(f, 1000, &r, &err), HS_EUSAGE);
+    ck_assert_str_eq(err.msg, "O_DIRECT needs a block that is a multiple of 4096");
+}
+END_TEST
+
+/* raw_run() is each reader by its method, and the names are the enums'. */
+START_TEST(raw_run_picks_the_reader)
+{
+    const char *f = make_file(4);
+    RawResult a, b;
+    HsError err;
+    ck_assert_int_eq(raw_run(RAW_WC, f, 0, &a, &err), 0);
+    ck_assert_int_eq(raw_wc(f, &b, &err), 0);
+    ck_assert(a.rr_lines == b.rr_lines && a.rr_words == b.rr_words);
+    ck_assert_int_eq(raw_run(RAW_LINES, f, 0, &a, &err), 0);
+    ck_assert_uint_eq(a.rr_lines, b.rr_lines);
+    ck_assert_int_eq(raw_run(RAW_READ, f, 512, &a, &err), 0);
+    ck_assert_uint_eq(a.rr_calls, (tu_file_size(f) + 511) / 512);
+    ck_assert_int_eq(raw_run(RAW_MMAP, f, 0, &a, &err), 0);
+    ck_assert_uint_eq(a.rr_sum, byte_sum(f));
+    ck_assert_str_eq(raw_method_name(RAW_DIRECT), "direct");
+    ck_assert_str_eq(raw_method_names[RAW_LINES], "lines");
+    ck_assert_ptr_null(raw_method_names[RAW_DIRECT + 1]);
+    ck_assert_str_eq(raw_touch_name(RAW_TOUCH_CRC), "crc");
+    ck_assert_ptr_null(raw_touch_names[RAW_TOUCH_CRC + 1]);
 }
 END_TEST
 
@@ -224,67 +262,44 @@ START_TEST(mmap_reader_names_the_byte_a_file_shrank_under)
 }
 END_TEST
 
-START_TEST(rawread_tool)
+/* Whether files in the temporary directory can be opened with O_DIRECT.
+ * Outside any test, so without Check's assertions. */
+static bool have_o_direct(void)
 {
-    const char *rawread = tu_tool("RAWREAD");
-    const char *f = make_file(4);
-    TuRun *r = tu_runl(0, rawread, "--method", "wc", "--cache", "asis", f, NULL);
-    ck_assert_msg(r->status == 0, "%s", r->err);
-    char *argv[] = {"wc", (char *)f, NULL};
-    unsigned long long l, w, b, l2, w2, b2;
-    sscanf(cmd(argv, NULL, 0), "%llu %llu %llu", &l, &w, &b);
-    ck_assert_int_eq(sscanf(r->out, "%llu %llu %llu", &l2, &w2, &b2), 3);
-    ck_assert(l == l2 && w == w2 && b == b2);
-    ck_assert_ptr_nonnull(strstr(r->out, "wall "));
-
-    r = tu_runl(0, rawread, "-m", "read", "-b", "8k", "--json", "--repeat", "2", f,
-                NULL);
-    ck_assert_msg(r->status == 0, "%s", r->err);
-    ck_assert_ptr_nonnull(
-        strstr(r->out, "\"records_full\": 15, \"records_partial\": 1"));
-    ck_assert_ptr_nonnull(strstr(r->out, "\"bytes\": 123457"));
-
-    const struct {
-        const char *a[4];
-        int status;
-        const char *says;
-    } bad[] = {
-        {{"-m", "wc", "MISSING"}, 1, "No such file or directory"},
-        {{"-m", "grep", "F"}, 2, "--method: 'grep' is not one of"},
-        {{"-m", "direct", "-b", "1000"}, 2, "O_DIRECT needs a multiple of 4096"},
-        {{"-m", "read", "-b", "whole"}, 2, "--block whole is for --method mmap"},
-        {{"F"}, 2, "--method is required"},
-    };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        char *av[8] = {(char *)rawread};
-        int n = 1;
-        for (int j = 0; j < 4 && bad[i].a[j]; j++)
-            av[n++] = strcmp(bad[i].a[j], "F") == 0         ? (char *)f
-                      : strcmp(bad[i].a[j], "MISSING") == 0 ? (char *)tu_path("missing")
-                                                            : (char *)bad[i].a[j];
-        if (i == 2 || i == 3)
-            av[n++] = (char *)f;
-        av[n] = NULL;
-        r = tu_run(av, 0);
-        ck_assert_msg(r->status == bad[i].status, "case %zu: %d %s", i, r->status,
-                      r->err);
-        ck_assert_msg(strstr(r->err, bad[i].says) != NULL, "case %zu: %s", i, r->err);
-    }
+    const char *base = getenv("TMPDIR");
+    char probe[512];
+    snprintf(probe, sizeof(probe), "%s/heapscan-probe-XXXXXX", base ? base : "/tmp");
+    int fd = mkstemp(probe);
+    if (fd < 0)
+        return false;
+    close(fd);
+    fd = open(probe, O_RDONLY | O_DIRECT);
+    if (fd >= 0)
+        close(fd);
+    unlink(probe);
+    return fd >= 0;
 }
-END_TEST
 
-int main(void)
+int main(int argc, char **argv)
 {
-    Suite *s = suite_create("rawio");
-    TCase *tc = tcase_create("rawio");
+    bool direct = argc > 1 && strcmp(argv[1], "direct") == 0;
+    Suite *s = suite_create(direct ? "rawio-direct" : "rawio");
+    TCase *tc = tcase_create(direct ? "direct" : "rawio");
     tcase_add_checked_fixture(tc, setup, tu_teardown);
     tcase_set_timeout(tc, 60);
-    tcase_add_loop_test(tc, wc_counts_as_wc_does, 0, NFILES);
-    tcase_add_loop_test(tc, read_counts_as_dd_does, 0, NFILES);
-    tcase_add_loop_test(tc, mmap_and_direct_read_every_byte, 0, NFILES);
-    tcase_add_test(tc, segments_are_read_too);
-    tcase_add_test(tc, mmap_reader_names_the_byte_a_file_shrank_under);
-    tcase_add_test(tc, rawread_tool);
+    if (direct) {
+        tu_require(have_o_direct(), TU_NEED_OTHER,
+                   "O_DIRECT is refused by the file system of $TMPDIR (%s)",
+                   getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+        tcase_add_loop_test(tc, direct_reads_every_byte, 0, NFILES);
+    } else {
+        tcase_add_loop_test(tc, wc_counts_as_wc_does, 0, NFILES);
+        tcase_add_loop_test(tc, read_counts_as_dd_does, 0, NFILES);
+        tcase_add_loop_test(tc, mmap_reads_every_byte, 0, NFILES);
+        tcase_add_test(tc, segments_are_read_too);
+        tcase_add_test(tc, mmap_reader_names_the_byte_a_file_shrank_under);
+        tcase_add_test(tc, raw_run_picks_the_reader);
+    }
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }

@@ -32,8 +32,6 @@ typedef enum RowKind { ROW_RAW, ROW_EXT, ROW_SCAN, ROW_PG } RowKind;
 static const char *const kind_names[] = {"c-reader", "command", "seqscan", "postgres"};
 static const char *const cache_names[NCACHE] = {"cold", "warm"};
 
-typedef enum RawMethod { RM_WC, RM_LINES, RM_READ, RM_MMAP, RM_DIRECT } RawMethod;
-
 typedef struct Row {
     const char *name; /* as printed */
     RowKind kind;
@@ -91,30 +89,30 @@ static void build_rows(Compare *c)
                   {"read 8k (C)", "dd bs=8k", 8 << 10},
                   {"read 256k (C)", "dd bs=256k", 256 << 10},
                   {"read 1M (C)", "dd bs=1M", 1 << 20}};
-    int wc = add_row(c, (Row){.name = "wc (C)", .kind = ROW_RAW, .method = RM_WC});
+    int wc = add_row(c, (Row){.name = "wc (C)", .kind = ROW_RAW, .method = RAW_WC});
     int lines =
-        add_row(c, (Row){.name = "wc -l (C)", .kind = ROW_RAW, .method = RM_LINES});
+        add_row(c, (Row){.name = "wc -l (C)", .kind = ROW_RAW, .method = RAW_LINES});
     int rd[4];
     for (int i = 0; i < 4; i++)
         rd[i] = add_row(c, (Row){.name = blocks[i].name,
                                  .kind = ROW_RAW,
-                                 .method = RM_READ,
+                                 .method = RAW_READ,
                                  .block = blocks[i].bs});
     add_row(c, (Row){.name = "mmap 8k chunks (C)",
                      .kind = ROW_RAW,
-                     .method = RM_MMAP,
+                     .method = RAW_MMAP,
                      .block = 8 << 10});
     add_row(c, (Row){.name = "mmap 8M chunks (C)",
                      .kind = ROW_RAW,
-                     .method = RM_MMAP,
+                     .method = RAW_MMAP,
                      .block = 8 << 20});
     add_row(c, (Row){.name = "mmap 32M chunks (C)",
                      .kind = ROW_RAW,
-                     .method = RM_MMAP,
+                     .method = RAW_MMAP,
                      .block = 32 << 20});
     add_row(c, (Row){.name = "O_DIRECT 1M (C)",
                      .kind = ROW_RAW,
-                     .method = RM_DIRECT,
+                     .method = RAW_DIRECT,
                      .block = 1 << 20});
 
     add_row(c, (Row){.name = "wc", .kind = ROW_EXT, .ext = "wc", .twin = wc});
@@ -162,25 +160,8 @@ static void build_rows(Compare *c)
 static int run_raw(Compare *c, Row *r, Measure *m, HsError *err)
 {
     MeasureStart ms;
-    int rc = 0;
     measure_start(&ms);
-    switch (r->method) {
-    case RM_WC:
-        rc = raw_wc(c->path, &r->last, err);
-        break;
-    case RM_LINES:
-        rc = raw_lines(c->path, &r->last, err);
-        break;
-    case RM_READ:
-        rc = raw_read(c->path, r->block, false, &r->last, err);
-        break;
-    case RM_MMAP:
-        rc = raw_mmap(c->path, r->block, RAW_TOUCH_BYTE, &r->last, err);
-        break;
-    case RM_DIRECT:
-        rc = raw_direct(c->path, r->block, &r->last, err);
-        break;
-    }
+    int rc = raw_run(r->method, c->path, r->block, &r->last, err);
     measure_stop(&ms, m);
     return rc;
 }
@@ -382,8 +363,9 @@ static int write_json(const Compare *c, HsError *err)
     FILE *f = fopen(c->json, "w");
     if (f == NULL)
         return hs_error_set(err, -errno, c->json, HS_NO_BLOCK, "%s", strerror(errno));
-    fprintf(f, "{\"table\": \"%s\", \"bytes\": %llu, \"pages\": %llu, \"rounds\": %d, "
-               "\"crc\": \"%s\", ",
+    fprintf(f,
+            "{\"table\": \"%s\", \"bytes\": %llu, \"pages\": %llu, \"rounds\": %d, "
+            "\"crc\": \"%s\", ",
             c->path, (unsigned long long)c->bytes, (unsigned long long)c->pages,
             c->rounds, crc32_impl());
     if (c->pg)

@@ -2,14 +2,30 @@
  * rawread -- read a file the raw ways a scan is compared with (wc, wc -l,
  *            a read() loop, mmap in chunks, O_DIRECT), print what was
  *            counted and what it cost.
+ *
+ * main() parses the command line and runs the reader --repeat times
+ * (raw_run(), bench/rawio.c) with the cache prepared before each run; the
+ * figures are medians (bench/measure.c).  The reader checks its own block
+ * size (O_DIRECT's alignment); its HS_EUSAGE error exits 2.
  */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "json.h"
 #include "measure.h"
 #include "rawio.h"
+
+/* The command line. */
+typedef struct Options {
+    RawMethod method; /* --method */
+    size_t block;     /* --block: buffer or chunk (mmap: 0 for whole files) */
+    CacheMode cache;  /* --cache */
+    int repeat;       /* --repeat */
+    bool json;        /* --json */
+    const char *path; /* FILE */
+} Options;
 
 static void usage(void)
 {
@@ -34,28 +50,30 @@ static void usage(void)
         cli_progname);
 }
 
-typedef enum Method { M_WC, M_LINES, M_READ, M_MMAP, M_DIRECT } Method;
-static const char *const method_names[] = {"wc",   "lines",  "read",
-                                           "mmap", "direct", NULL};
-
-static int run(Method m, const char *path, size_t block, RawResult *r, HsError *err)
+/* --block: a size from 1 byte to 1G, or whole (UINT64_MAX) for mmap. */
+static uint64_t block_arg(const char *arg)
 {
-    switch (m) {
-    case M_WC:
-        return raw_wc(path, r, err);
-    case M_LINES:
-        return raw_lines(path, r, err);
-    case M_READ:
-        return raw_read(path, block, false, r, err);
-    case M_MMAP:
-        return raw_mmap(path, block, RAW_TOUCH_BYTE, r, err);
-    case M_DIRECT:
-        return raw_direct(path, block, r, err);
-    }
-    return 0;
+    uint64_t block;
+    if (strcmp(arg, "whole") == 0)
+        return UINT64_MAX;
+    if (cli_parse_size(arg, &block) < 0 || block == 0 || block > (1u << 30))
+        cli_usage_error("--block: '%s' is not a size from 1 byte to 1G", arg);
+    return block;
 }
 
-int main(int argc, char **argv)
+/* What --method and --block say, checked together, into o. */
+static void set_reader(Options *o, int method, uint64_t block)
+{
+    if (block == UINT64_MAX && method != RAW_MMAP)
+        cli_usage_error("--block whole is for --method mmap");
+    if (block == 0)
+        block = method == RAW_MMAP ? 8 << 20 : 1 << 20;
+    o->method = (RawMethod)method;
+    o->block = block == UINT64_MAX ? 0 : (size_t)block; /* raw_mmap: 0 is whole */
+}
+
+/* Parse argv into o (defaults first); usage errors exit with status 2. */
+static void parse_args(int argc, char **argv, Options *o)
 {
     static const struct option longopts[] = {
         {"method", required_argument, NULL, 'm'},
@@ -67,116 +85,119 @@ int main(int argc, char **argv)
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    static const char *const cache_names[] = {"asis", "cold", "warm", NULL};
     int method = -1, c;
     uint64_t block = 0, repeat = 1;
-    CacheMode cache = CACHE_WARM;
-    bool json = false;
-
-    cli_init("rawread");
+    *o = (Options){.cache = CACHE_WARM};
     while ((c = getopt_long(argc, argv, "m:b:hV", longopts, NULL)) != -1) {
         switch (c) {
         case 'm':
-            method = cli_choice("--method", optarg, method_names);
+            method = cli_choice("--method", optarg, raw_method_names);
             break;
         case 'b':
-            if (strcmp(optarg, "whole") == 0)
-                block = UINT64_MAX;
-            else if (cli_parse_size(optarg, &block) < 0 || block == 0 ||
-                     block > (1u << 30))
-                cli_usage_error("--block: '%s' is not a size from 1 byte to 1G",
-                                optarg);
+            block = block_arg(optarg);
             break;
         case 'c':
-            cache = (CacheMode)cli_choice("--cache", optarg, cache_names);
+            o->cache = (CacheMode)cli_choice("--cache", optarg, cache_mode_names);
             break;
         case 'r':
             if (cli_parse_u64(optarg, 1, 1000, &repeat) < 0)
                 cli_usage_error("--repeat: '%s' is not a count in 1..1000", optarg);
             break;
         case 'j':
-            json = true;
+            o->json = true;
             break;
-        case 'h':
-            usage();
-            return EXIT_OK;
-        case 'V':
-            cli_version();
         default:
-            cli_bad_option();
+            cli_common_option(c, usage);
         }
     }
     if (method < 0)
         cli_usage_error("--method is required");
-    const char *path = cli_one_operand(argc, argv, "FILE");
-    if (block == UINT64_MAX && method != M_MMAP)
-        cli_usage_error("--block whole is for --method mmap");
-    if (block == 0)
-        block = method == M_MMAP ? 8 << 20 : 1 << 20;
-    if (block == UINT64_MAX)
-        block = 0; /* raw_mmap: whole files */
-    if (method == M_DIRECT && block % 4096 != 0)
-        cli_usage_error("--block: O_DIRECT needs a multiple of 4096");
+    o->path = cli_one_operand(argc, argv, "FILE");
+    set_reader(o, method, block);
+    o->repeat = (int)repeat;
+}
 
-    double *wall = calloc(repeat, sizeof(double)),
-           *usr = calloc(repeat, sizeof(double)), *sys = calloc(repeat, sizeof(double));
-    RawResult r;
-    Measure m;
-    HsError err;
-    int status = EXIT_OK;
-    for (uint64_t i = 0; i < repeat; i++) {
-        MeasureStart ms;
-        if (cache_prepare(path, cache, &err) < 0) {
-            status = cli_report(&err);
-            goto done;
-        }
-        measure_start(&ms);
-        int rc = run((Method)method, path, (size_t)block, &r, &err);
-        measure_stop(&ms, &m);
-        if (rc < 0) {
-            status = cli_report(&err);
-            goto done;
-        }
-        wall[i] = m.m_wall_s, usr[i] = m.m_user_s, sys[i] = m.m_sys_s;
-    }
-    double lo, hi, w, u, s;
-    measure_spread(wall, (int)repeat, &lo, &w, &hi);
-    measure_spread(usr, (int)repeat, &lo, &u, &hi);
-    measure_spread(sys, (int)repeat, &lo, &s, &hi);
-    double mbs = w > 0 ? (double)r.rr_bytes / 1e6 / w : 0;
-    if (json) {
-        printf(
-            "{\"file\": \"%s\", \"method\": \"%s\", \"block\": %llu, \"bytes\": %llu, "
-            "\"lines\": %llu, \"words\": %llu, \"records_full\": %llu, "
-            "\"records_partial\": %llu, \"calls\": %llu, \"wall_s\": %.6f, "
-            "\"user_s\": %.6f, \"sys_s\": %.6f, \"minflt\": %ld, \"majflt\": %ld, "
-            "\"mb_per_s\": %.1f}\n",
-            path, method_names[method], (unsigned long long)block,
-            (unsigned long long)r.rr_bytes, (unsigned long long)r.rr_lines,
-            (unsigned long long)r.rr_words, (unsigned long long)r.rr_full,
-            (unsigned long long)r.rr_partial, (unsigned long long)r.rr_calls, w, u, s,
-            m.m_minflt, m.m_majflt, mbs);
-    } else {
-        if (method == M_WC)
-            printf("%llu %llu %llu %s\n", (unsigned long long)r.rr_lines,
-                   (unsigned long long)r.rr_words, (unsigned long long)r.rr_bytes,
-                   path);
-        else if (method == M_LINES)
-            printf("%llu %s\n", (unsigned long long)r.rr_lines, path);
-        else if (method == M_MMAP)
-            printf("%llu bytes in %llu chunks, byte sum %llu\n",
-                   (unsigned long long)r.rr_bytes, (unsigned long long)r.rr_calls,
-                   (unsigned long long)r.rr_sum);
-        else
-            printf("%llu+%llu records in\n%llu bytes\n", (unsigned long long)r.rr_full,
-                   (unsigned long long)r.rr_partial, (unsigned long long)r.rr_bytes);
+/* What the reader counted, as the command it mirrors would print it. */
+static void print_counts(const Options *o, const RawResult *r)
+{
+    if (o->method == RAW_WC)
+        printf("%llu %llu %llu %s\n", (unsigned long long)r->rr_lines,
+               (unsigned long long)r->rr_words, (unsigned long long)r->rr_bytes,
+               o->path);
+    else if (o->method == RAW_LINES)
+        printf("%llu %s\n", (unsigned long long)r->rr_lines, o->path);
+    else if (o->method == RAW_MMAP)
+        printf("%llu bytes in %llu chunks, byte sum %llu\n",
+               (unsigned long long)r->rr_bytes, (unsigned long long)r->rr_calls,
+               (unsigned long long)r->rr_sum);
+    else
+        printf("%llu+%llu records in\n%llu bytes\n", (unsigned long long)r->rr_full,
+               (unsigned long long)r->rr_partial, (unsigned long long)r->rr_bytes);
+}
+
+/* The report: medians of the runs, the last run's counts and faults. */
+static void print_report(const Options *o, const RawResult *r, const Measure *last,
+                         const MeasureSpread *s)
+{
+    double w = s->mp_wall.sp_med, mbs = w > 0 ? (double)r->rr_bytes / 1e6 / w : 0;
+    if (!o->json) {
+        print_counts(o, r);
         printf("wall %.4f s, user %.4f s, sys %.4f s, %ld minor + %ld major faults, "
                "%.1f MB/s%s\n",
-               w, u, s, m.m_minflt, m.m_majflt, mbs, repeat > 1 ? " (medians)" : "");
+               w, s->mp_user.sp_med, s->mp_sys.sp_med, last->m_minflt, last->m_majflt,
+               mbs, o->repeat > 1 ? " (medians)" : "");
+        return;
     }
-done:
-    free(wall);
-    free(usr);
-    free(sys);
+    JsonWriter j;
+    json_init(&j, stdout);
+    json_begin_object(&j, NULL);
+    json_string(&j, "file", o->path);
+    json_string(&j, "method", raw_method_name(o->method));
+    json_uint(&j, "block", o->block);
+    json_uint(&j, "bytes", r->rr_bytes);
+    json_uint(&j, "lines", r->rr_lines);
+    json_uint(&j, "words", r->rr_words);
+    json_uint(&j, "records_full", r->rr_full);
+    json_uint(&j, "records_partial", r->rr_partial);
+    json_uint(&j, "calls", r->rr_calls);
+    json_double(&j, "wall_s", w, 6);
+    json_double(&j, "user_s", s->mp_user.sp_med, 6);
+    json_double(&j, "sys_s", s->mp_sys.sp_med, 6);
+    json_int(&j, "minflt", last->m_minflt);
+    json_int(&j, "majflt", last->m_majflt);
+    json_double(&j, "mb_per_s", mbs, 1);
+    json_end(&j);
+    putchar('\n');
+}
+
+int main(int argc, char **argv)
+{
+    Options o;
+    RawResult r;
+    HsError err;
+    cli_init("rawread");
+    parse_args(argc, argv, &o);
+    Measure *m = calloc((size_t)o.repeat, sizeof(Measure));
+    if (m == NULL)
+        cli_die(EXIT_ERROR, "out of memory");
+    int status = EXIT_OK;
+    for (int i = 0; i < o.repeat && status == EXIT_OK; i++) {
+        MeasureStart ms;
+        if (cache_prepare(o.path, o.cache, &err) < 0) {
+            status = cli_report(&err);
+            break;
+        }
+        measure_start(&ms);
+        int rc = raw_run(o.method, o.path, o.block, &r, &err);
+        measure_stop(&ms, &m[i]);
+        if (rc < 0)
+            status = cli_report(&err);
+    }
+    if (status == EXIT_OK) {
+        MeasureSpread s;
+        measure_summarize(m, o.repeat, &s);
+        print_report(&o, &r, &m[o.repeat - 1], &s);
+    }
+    free(m);
     return status;
 }

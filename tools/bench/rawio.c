@@ -1,5 +1,9 @@
 /*
  * rawio.c -- wc, read(), mmap() and O_DIRECT loops over a file (see rawio.h).
+ *
+ * Entry points: raw_wc, raw_lines, raw_read, raw_mmap, raw_mmap_hooked,
+ * raw_direct, raw_run, raw_touch_name, raw_method_name.
+ * See also: busguard.c -- the SIGBUS of a file that shrinks under raw_mmap().
  */
 #include "rawio.h"
 
@@ -17,6 +21,19 @@
 #include "relfile.h"
 
 #define NO_SEGMENT INT32_MIN
+
+const char *const raw_touch_names[] = {"line", "byte", "crc", NULL};
+const char *const raw_method_names[] = {"wc", "lines", "read", "mmap", "direct", NULL};
+
+const char *raw_touch_name(RawTouch touch)
+{
+    return raw_touch_names[touch];
+}
+
+const char *raw_method_name(RawMethod method)
+{
+    return raw_method_names[method];
+}
 
 /* Open segment seg of path: an fd, NO_SEGMENT past the last, or -errno. */
 static int open_segment(const char *path, uint32_t seg, int flags, char *name,
@@ -295,4 +312,22 @@ int raw_mmap_hooked(const char *path, size_t chunk, RawTouch how,
 int raw_mmap(const char *path, size_t chunk, RawTouch how, RawResult *r, HsError *err)
 {
     return raw_mmap_hooked(path, chunk, how, NULL, NULL, r, err);
+}
+
+int raw_run(RawMethod method, const char *path, size_t block, RawResult *r,
+            HsError *err)
+{
+    switch (method) {
+    case RAW_WC:
+        return raw_wc(path, r, err);
+    case RAW_LINES:
+        return raw_lines(path, r, err);
+    case RAW_READ:
+        return raw_read(path, block, false, r, err);
+    case RAW_MMAP:
+        return raw_mmap(path, block, RAW_TOUCH_BYTE, r, err);
+    case RAW_DIRECT:
+        return raw_direct(path, block, r, err);
+    }
+    return hs_error_set(err, HS_EUSAGE, path, HS_NO_BLOCK, "no reader %d", (int)method);
 }

@@ -8,6 +8,7 @@
  *   raw_read()   a read() loop at a block size, as dd bs=N of=/dev/null
  *   raw_mmap()   mmap() in chunks, look at the bytes, munmap()
  *   raw_direct() O_DIRECT reads into an aligned buffer, past the page cache
+ *   raw_run()    any of them, chosen by RawMethod (rawread and the comparison)
  *
  * Each reads every segment of a relation (FILE, FILE.1, ...; a plain file is
  * its own only segment) and returns what it saw, so tests can check it
@@ -40,6 +41,23 @@ typedef enum RawTouch {
     RAW_TOUCH_CRC,  /* zlib crc32 of every byte */
 } RawTouch;
 
+/* "line", "byte", "crc": the names, in the enum's order, NULL after the last. */
+extern const char *const raw_touch_names[];
+const char *raw_touch_name(RawTouch touch);
+
+/* The readers, for a caller that picks one at run time. */
+typedef enum RawMethod {
+    RAW_WC,     /* raw_wc() */
+    RAW_LINES,  /* raw_lines() */
+    RAW_READ,   /* raw_read(), no crc */
+    RAW_MMAP,   /* raw_mmap(), every byte touched */
+    RAW_DIRECT, /* raw_direct() */
+} RawMethod;
+
+/* "wc", "lines", "read", "mmap", "direct", NULL (rawread's --method). */
+extern const char *const raw_method_names[];
+const char *raw_method_name(RawMethod method);
+
 /*
  * Count as wc(1) in the C locale: lines are '\n's; a word starts at a
  * printable character (isprint) that follows white space (isspace) or the
@@ -66,7 +84,16 @@ int raw_mmap_hooked(const char *path, size_t chunk, RawTouch touch,
                     void (*after_map)(const char *segment, void *arg), void *arg,
                     RawResult *r, HsError *err);
 
-/* read() with O_DIRECT, block bytes at a time into a 4 KiB-aligned buffer. */
+/* read() with O_DIRECT, block bytes at a time into a 4 KiB-aligned buffer;
+ * HS_EUSAGE if block is not a multiple of 4096. */
 int raw_direct(const char *path, size_t block, RawResult *r, HsError *err);
+
+/*
+ * Run reader method over path: block is the buffer (RAW_READ, RAW_DIRECT)
+ * or the chunk (RAW_MMAP, 0 for whole files) and is not used by RAW_WC and
+ * RAW_LINES.
+ */
+int raw_run(RawMethod method, const char *path, size_t block, RawResult *r,
+            HsError *err);
 
 #endif
