@@ -2,6 +2,10 @@
  * iobench_run.c -- making the test file, one measured run of seq-read,
  *                  rnd-rw or rnd-page under read or mmap, and the content
  *                  checksum (see iobench_run.h).
+ *
+ * Entry points: iob_file_ensure, iob_run, iob_checksum, and the names of
+ * the enums (iob_test_name, iob_method_name, iob_sync_name,
+ * iob_cache_name, iob_cache_mode).
  */
 #include "iobench_run.h"
 
@@ -23,6 +27,36 @@
 #define IOB_PIECE     ((size_t)1 << 20)          /* bytes written or summed at a time */
 #define IOB_FILL_SEED UINT64_C(0x696f62656e6368) /* "iobench": the file's bytes */
 #define IOB_GOLDEN    UINT64_C(0x9E3779B97F4A7C15)
+
+const char *const iob_test_names[] = {"seq-read", "rnd-rw", "rnd-page", NULL};
+const char *const iob_method_names[] = {"read", "mmap", NULL};
+const char *const iob_sync_names[] = {"none", "end", NULL};
+const char *const iob_cache_names[] = {"stable", "cold", NULL};
+
+const char *iob_test_name(IobTest test)
+{
+    return iob_test_names[test];
+}
+
+const char *iob_method_name(IobMethod method)
+{
+    return iob_method_names[method];
+}
+
+const char *iob_sync_name(IobSync sync)
+{
+    return iob_sync_names[sync];
+}
+
+const char *iob_cache_name(IobCache cache)
+{
+    return iob_cache_names[cache];
+}
+
+CacheMode iob_cache_mode(IobCache cache)
+{
+    return cache == IOB_CACHE_COLD ? CACHE_COLD : CACHE_WARM;
+}
 
 /* An open file under test, the buffers and where the counts go. */
 typedef struct IobCtx {
@@ -274,7 +308,7 @@ static int ctx_open(IobCtx *c, HsError *err)
 static int ctx_close(IobCtx *c, int rc, HsError *err)
 {
     const char *path = c->c_cfg->ic_path;
-    if (rc == 0 && c->c_cfg->ic_sync_end) {
+    if (rc == 0 && c->c_cfg->ic_sync == IOB_SYNC_END) {
         if (c->c_map != NULL && msync(c->c_map, c->c_size, MS_SYNC) < 0)
             rc = hs_error_set(err, -errno, path, HS_NO_BLOCK, "msync: %s",
                               strerror(errno));

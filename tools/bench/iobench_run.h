@@ -1,13 +1,15 @@
 /*
  * iobench_run.h -- the read() vs mmap() microbenchmark's working parts, one
- *                  run at a time; iobench.c repeats, prepares the cache and
- *                  prints.
+ *                  run at a time; iobench_matrix.c repeats and prepares the
+ *                  cache, iobench_report.c prints, tools/iobench.c is the
+ *                  command line.
  *
  * Entry points:
  *   iob_file_ensure() -- make the test file at a size, filled with
  *                        pseudo-random non-zero bytes (nothing sparse)
  *   iob_run()         -- one measured run of one test under one method
  *   iob_checksum()    -- zlib crc32 of a whole file, to show nothing was lost
+ *   iob_*_name()      -- the names of the enums, beside them
  * See also: measure.c -- timing and the page cache; bufmgr.c -- rnd-page.
  *
  * The tests:
@@ -39,8 +41,46 @@
 #define IOB_MIN_BLOCK ((size_t)32)
 #define IOB_MAX_BLOCK ((size_t)1 << 20)
 
-typedef enum IobTest { IOB_SEQ_READ, IOB_RND_RW, IOB_RND_PAGE } IobTest;
-typedef enum IobMethod { IOB_READ, IOB_MMAP } IobMethod;
+typedef enum IobTest {
+    IOB_SEQ_READ, /* every block in order */
+    IOB_RND_RW,   /* random blocks, some written */
+    IOB_RND_PAGE, /* random pages of a heap table through the buffer manager */
+} IobTest;
+
+/* "seq-read", "rnd-rw", "rnd-page": the names, in the enum's order, NULL after. */
+extern const char *const iob_test_names[];
+const char *iob_test_name(IobTest test);
+
+typedef enum IobMethod {
+    IOB_READ, /* pread/pwrite through one buffer */
+    IOB_MMAP, /* the file mapped whole, memcpy out and in */
+} IobMethod;
+
+/* "read", "mmap", NULL. */
+extern const char *const iob_method_names[];
+const char *iob_method_name(IobMethod method);
+
+typedef enum IobSync {
+    IOB_SYNC_NONE, /* the clock stops when the last block is copied */
+    IOB_SYNC_END,  /* fsync / msync(MS_SYNC) first */
+} IobSync;
+
+/* "none", "end", NULL. */
+extern const char *const iob_sync_names[];
+const char *iob_sync_name(IobSync sync);
+
+/* How the page cache is prepared before each run (the 2002 benchmark's words). */
+typedef enum IobCache {
+    IOB_CACHE_STABLE, /* the file read once first: CACHE_WARM */
+    IOB_CACHE_COLD,   /* evicted: CACHE_COLD */
+} IobCache;
+
+/* "stable", "cold", NULL. */
+extern const char *const iob_cache_names[];
+const char *iob_cache_name(IobCache cache);
+
+/* The CacheMode an IobCache prepares. */
+CacheMode iob_cache_mode(IobCache cache);
 
 typedef struct IobConfig {
     const char *ic_path;   /* the file (rnd-page: a heap table) */
@@ -50,7 +90,7 @@ typedef struct IobConfig {
     uint64_t ic_ops;       /* rnd-rw, rnd-page: operations */
     unsigned ic_write_pct; /* rnd-rw: percentage of operations that write */
     uint64_t ic_seed;      /* rnd-rw, rnd-page: the sequence derives from it */
-    bool ic_sync_end;      /* fsync / msync(MS_SYNC) before the clock stops */
+    IobSync ic_sync;       /* whether the run syncs before the clock stops */
     /* Called once the file is open (and mapped), before the first block;
      * tests shrink the file there.  NULL for none. */
     void (*ic_after_open)(const char *path, void *arg);

@@ -1,10 +1,11 @@
 /*
- * check_iobench.c -- the read() vs mmap() microbenchmark on small files:
- *                    every test under both methods, blocks at the edges,
- *                    both methods leaving byte-identical files, the file it
- *                    makes, its JSON and CSV, rnd-page through the buffer
- *                    manager, the grid, and usage errors.  No timing is
- *                    checked: the machines are shared.
+ * check_cli_iobench.c -- the iobench command line on small files: every
+ *                        test under both methods, blocks at the edges, both
+ *                        methods leaving byte-identical files, the file it
+ *                        makes, its JSON and CSV, rnd-page through the
+ *                        buffer manager, the grid, and usage errors.  No
+ *                        timing is checked: the machines are shared.  The
+ *                        runs themselves: check_iobench_run.c.
  */
 #include <check.h>
 #include <errno.h>
@@ -19,7 +20,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "iobench_run.h"
 #include "testutil.h"
 
 static const char *iobench;
@@ -206,6 +206,20 @@ START_TEST(file_creation)
 }
 END_TEST
 
+/* A file name with a quote, a comma and a backslash: valid JSON, quoted CSV. */
+START_TEST(file_names_are_escaped)
+{
+    const char *f = tu_path("a \"b\", \\c");
+    TuRun *r = tu_runl(0, iobench, "--json", "-s", "64K", "-r", "1", f, NULL);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    ck_assert_ptr_nonnull(
+        strstr(r->out, "/a \\\"b\\\", \\\\c\", \"file_bytes\": 65536"));
+    r = tu_runl(0, iobench, "--csv", "-s", "64K", "-r", "1", f, NULL);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    ck_assert_ptr_nonnull(strstr(r->out, "/a \"\"b\"\", \\c\",65536,seq-read,"));
+}
+END_TEST
+
 START_TEST(json_and_csv)
 {
     const char *f = tu_path("f");
@@ -280,68 +294,6 @@ START_TEST(rnd_page_through_the_buffer_manager)
     r = tu_runl(0, iobench, "-t", "rnd-page", tu_path("missing"), NULL);
     ck_assert_int_eq(r->status, 1);
     ck_assert_ptr_nonnull(strstr(r->err, "No such file or directory"));
-}
-END_TEST
-
-/* The file shrinks to two pages once it is open and mapped. */
-static void shrink_to_two_pages(const char *path, void *arg)
-{
-    (void)arg;
-    ck_assert_int_eq(truncate(path, 2 * 8192), 0);
-}
-
-/* A file that shrinks under the mapping ends the run with an error naming
- * where, never a SIGBUS; under read the same is a short read. */
-START_TEST(a_file_shrunk_under_the_mapping_is_an_error)
-{
-    const char *f = tu_path("f");
-    for (int t = 0; t < 2; t++) {
-        for (int m = 0; m < 2; m++) {
-            TuRun *r = tu_runl(0, iobench, "-s", "256K", "-r", "1", f, NULL);
-            ck_assert_msg(r->status == 0, "%s", r->err);
-            IobConfig cfg = {.ic_path = f,
-                             .ic_test = t ? IOB_RND_RW : IOB_SEQ_READ,
-                             .ic_method = m ? IOB_MMAP : IOB_READ,
-                             .ic_block = 4096,
-                             .ic_ops = 1000,
-                             .ic_write_pct = 50,
-                             .ic_seed = 1,
-                             .ic_after_open = shrink_to_two_pages};
-            IobResult res;
-            HsError err;
-            int rc = iob_run(&cfg, &res, &err);
-            ck_assert_int_eq(rc, m ? -EFAULT : -EIO); /* read: a short read */
-            ck_assert_str_eq(err.file, f);
-            ck_assert_int_eq(unlink(f), 0); /* made afresh for the next run */
-            if (m == 0)
-                continue;
-            unsigned long long at;
-            char rest[64];
-            ck_assert_int_eq(
-                sscanf(err.msg, "SIGBUS at byte %llu: %63[^\n]", &at, rest), 2);
-            ck_assert_str_eq(rest, "the file shrank under the mapping");
-            ck_assert_uint_ge(at, 2 * 8192);
-            ck_assert_uint_lt(at, 256 << 10);
-            ck_assert_int_eq(err.block, (int64_t)(at / 4096));
-        }
-    }
-
-    /* rnd-page under mmap: the block */
-    const char *table = make_table();
-    IobConfig cfg = {.ic_path = table,
-                     .ic_test = IOB_RND_PAGE,
-                     .ic_method = IOB_MMAP,
-                     .ic_ops = 2000,
-                     .ic_seed = 1,
-                     .ic_after_open = shrink_to_two_pages};
-    IobResult res;
-    HsError err;
-    ck_assert_int_eq(iob_run(&cfg, &res, &err), -EFAULT);
-    ck_assert_str_eq(err.file, table);
-    ck_assert_int_ge(err.block, 2);
-    ck_assert_str_eq(
-        err.msg, "SIGBUS reading the mapped page: the file shrank under the mapping");
-    ck_assert_uint_lt(res.ir_reads, 2000);
 }
 END_TEST
 
@@ -427,9 +379,7 @@ START_TEST(usage_errors)
     TuRun *r = tu_runl(0, iobench, NULL);
     ck_assert_int_eq(r->status, 2);
     ck_assert_ptr_nonnull(strstr(r->err, "no FILE given"));
-    r = tu_runl(0, iobench, "--help", NULL);
-    ck_assert_int_eq(r->status, 0);
-    ck_assert_ptr_nonnull(strstr(r->out, "Usage: iobench"));
+    tu_assert_help_and_version(iobench, "iobench", "iobench [options] FILE");
 }
 END_TEST
 
@@ -446,7 +396,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("iobench");
+    Suite *s = suite_create("cli_iobench");
     TCase *tc = tcase_create("iobench");
     tcase_add_checked_fixture(tc, setup, tu_teardown);
     tcase_set_timeout(tc, 120);
@@ -456,8 +406,8 @@ int main(void)
     tcase_add_test(tc, sync_end);
     tcase_add_test(tc, file_creation);
     tcase_add_test(tc, json_and_csv);
+    tcase_add_test(tc, file_names_are_escaped);
     tcase_add_test(tc, rnd_page_through_the_buffer_manager);
-    tcase_add_test(tc, a_file_shrunk_under_the_mapping_is_an_error);
     tcase_add_test(tc, matrix);
     tcase_add_test(tc, usage_errors);
     tcase_add_test(tc, interrupted_creation_leaves_nothing);
