@@ -1,7 +1,13 @@
 /*
  * seqscan -- a full sequential scan of a heap table through the buffer
  *            manager, every page verified, timed: SELECT count(*), sum(v)
- *            FROM t WHERE <qual>, by default the seed's k = -1.
+ *            FROM t WHERE <qual>, by default k = -1.
+ *
+ * main() parses the command line, opens a stopped cluster for --pgdata,
+ * runs the scan --repeat times (scan_run(), bench/scanrun.c) and prints
+ * the report (bench/scanreport.c).  Option values are only parsed here:
+ * the buffer manager checks their ranges and its HS_EUSAGE error exits 2.
+ * "seqscan --compare ..." is the comparison (compare.c).
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -9,18 +15,19 @@
 
 #include "cli.h"
 #include "compare.h"
-#include "crc32.h"
 #include "pgcatalog.h"
+#include "scanreport.h"
 #include "scanrun.h"
 
+/* The command line. */
 typedef struct Options {
-    ScanConfig cfg;
-    PgRelation rel; /* --pgdata: the relation, located and checked */
-    int repeat;
-    bool json;
-    bool checksum_set; /* --checksum given: it overrides the cluster's setting */
+    ScanConfig cfg;     /* the scan: access, qual, cache, ... */
+    PgRelation rel;     /* --pgdata: the relation, located and checked */
+    int repeat;         /* --repeat: runs */
+    bool json;          /* --json */
+    bool checksum_set;  /* --checksum given: it overrides the cluster's setting */
     const char *pgdata; /* --pgdata DIR, or NULL */
-    const char *path;   /* the table's first segment file */
+    const char *path;   /* the table's first segment file, as given */
 } Options;
 
 static void usage(void)
@@ -86,17 +93,54 @@ static void usage(void)
         "SIZE takes k, M, G suffixes (powers of 1024). sum(v) is exact (128-bit) and\n"
         "NULL when no matching row has a non-null v, as in SQL. Exit status: 0 ok,\n"
         "1 error or refusal (I/O, missing file, not a heap table, a tuple whose\n"
-        "visibility is unknown or that is not a row of t, a running cluster), 2 usage,\n"
+        "visibility is unknown or that is not a row of t, a running cluster), 2 "
+        "usage,\n"
         "3 a page failed verification.\n",
         cli_progname, cli_progname);
 }
 
-static uint64_t size_arg(const char *opt, const char *arg)
+/* A size option's value, in bytes; whether it fits is the buffer manager's call. */
+static size_t size_arg(const char *opt, const char *arg)
+{
+    uint64_t v;
+    if (cli_parse_size(arg, &v) < 0 || v > SIZE_MAX)
+        cli_usage_error("%s: '%s' is not a size", opt, arg);
+    return (size_t)v;
+}
+
+/* --io-workers: auto or a number (how many the buffer manager allows is its call). */
+static int workers_arg(const char *arg)
+{
+    uint64_t v;
+    if (strcmp(arg, "auto") == 0)
+        return BUFMGR_IO_WORKERS_AUTO;
+    if (cli_parse_u64(arg, 0, INT32_MAX, &v) < 0)
+        cli_usage_error("--io-workers: '%s' is not a number or auto", arg);
+    return (int)v;
+}
+
+/* --mmap-chunk: a window size, or whole; the buffer manager's 0 for whole is
+ * spelled out, so a 0 here is a mistake. */
+static size_t chunk_arg(const char *arg)
+{
+    if (strcmp(arg, "whole") == 0)
+        return 0;
+    size_t v = size_arg("--mmap-chunk", arg);
+    if (v == 0)
+        cli_usage_error("--mmap-chunk: '%s' is not a window size (or whole)", arg);
+    return v;
+}
+
+/* --segment-size: bytes given, pages kept, so whole pages up to 1 GiB. */
+static uint32_t segment_arg(const char *arg)
 {
     uint64_t v;
     if (cli_parse_size(arg, &v) < 0 || v == 0 || v % BLCKSZ != 0)
-        cli_usage_error("%s: '%s' is not a whole number of 8 KiB pages", opt, arg);
-    return v;
+        cli_usage_error("--segment-size: '%s' is not a whole number of 8 KiB pages",
+                        arg);
+    if (v / BLCKSZ > RELFILE_SEG_BLOCKS)
+        cli_usage_error("--segment-size: at most 1GiB");
+    return (uint32_t)(v / BLCKSZ);
 }
 
 static void on_skip(const HsError *err, void *arg)
@@ -107,27 +151,105 @@ static void on_skip(const HsError *err, void *arg)
             hs_error_format(err, line, sizeof(line)));
 }
 
+enum {
+    OPT_ACCESS = 256,
+    OPT_BUFFERS,
+    OPT_STRATEGY,
+    OPT_RING,
+    OPT_IO_COMBINE,
+    OPT_MMAP_CHUNK,
+    OPT_MADVISE,
+    OPT_NO_VERIFY,
+    OPT_IGNORE,
+    OPT_WHERE,
+    OPT_CACHE,
+    OPT_REPEAT,
+    OPT_JSON,
+    OPT_SEGMENT_SIZE,
+    OPT_IO_WORKERS,
+    OPT_CHECKSUM,
+    OPT_PGDATA,
+};
+
+/* The options that shape the buffer manager, into o->cfg.sc_bufopt. */
+static void parse_buffer_option(Options *o, int c, const char *arg)
+{
+    BufMgrOptions *bo = &o->cfg.sc_bufopt;
+    switch (c) {
+    case OPT_ACCESS:
+        bo->bo_access = (BufAccess)cli_choice("--access", arg, bufmgr_access_names);
+        break;
+    case OPT_BUFFERS:
+        bo->bo_pool_bytes = size_arg("--buffers", arg);
+        break;
+    case OPT_STRATEGY:
+        bo->bo_strategy =
+            (BufStrategy)cli_choice("--strategy", arg, bufmgr_strategy_names);
+        break;
+    case OPT_RING:
+        bo->bo_ring_bytes = size_arg("--ring", arg);
+        break;
+    case OPT_IO_COMBINE:
+        bo->bo_io_combine_bytes = size_arg("--io-combine", arg);
+        break;
+    case OPT_IO_WORKERS:
+        bo->bo_io_workers = workers_arg(arg);
+        break;
+    case OPT_MMAP_CHUNK:
+        bo->bo_mmap_chunk_bytes = chunk_arg(arg);
+        break;
+    case OPT_MADVISE:
+        bo->bo_advice = (PageIOAdvice)cli_choice("--madvise", arg, pageio_advice_names);
+        break;
+    case OPT_NO_VERIFY:
+        bo->bo_verify = false;
+        break;
+    case OPT_CHECKSUM:
+        bo->bo_checksum =
+            (PageChecksum)cli_choice("--checksum", arg, page_checksum_names);
+        o->checksum_set = true;
+        break;
+    case OPT_SEGMENT_SIZE:
+        bo->bo_seg_blocks = segment_arg(arg);
+        break;
+    }
+}
+
+/* The options of the query and the measurement, into o. */
+static void parse_scan_option(Options *o, int c, const char *arg)
+{
+    char why[256];
+    uint64_t v;
+    switch (c) {
+    case OPT_IGNORE:
+        o->cfg.sc_skip_corrupt = true;
+        break;
+    case OPT_WHERE:
+        if (qual_parse(arg, &o->cfg.sc_qual, why, sizeof(why)) < 0)
+            cli_usage_error("--where: %s", why);
+        break;
+    case OPT_PGDATA:
+        o->pgdata = arg;
+        break;
+    case OPT_CACHE:
+        o->cfg.sc_cache = (CacheMode)cli_choice("--cache", arg, cache_mode_names);
+        break;
+    case OPT_REPEAT:
+        if (cli_parse_u64(arg, 1, 1000, &v) < 0)
+            cli_usage_error("--repeat: '%s' is not a count in 1..1000", arg);
+        o->repeat = (int)v;
+        break;
+    case OPT_JSON:
+        o->json = true;
+        break;
+    default:
+        parse_buffer_option(o, c, arg);
+    }
+}
+
+/* Parse argv into o (defaults first); usage errors exit with status 2. */
 static void parse_args(int argc, char **argv, Options *o)
 {
-    enum {
-        OPT_ACCESS = 256,
-        OPT_BUFFERS,
-        OPT_STRATEGY,
-        OPT_RING,
-        OPT_IO_COMBINE,
-        OPT_MMAP_CHUNK,
-        OPT_MADVISE,
-        OPT_NO_VERIFY,
-        OPT_IGNORE,
-        OPT_WHERE,
-        OPT_CACHE,
-        OPT_REPEAT,
-        OPT_JSON,
-        OPT_SEGMENT_SIZE,
-        OPT_IO_WORKERS,
-        OPT_CHECKSUM,
-        OPT_PGDATA,
-    };
     static const struct option longopts[] = {
         {"access", required_argument, NULL, OPT_ACCESS},
         {"buffers", required_argument, NULL, OPT_BUFFERS},
@@ -150,302 +272,20 @@ static void parse_args(int argc, char **argv, Options *o)
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
-    static const char *const access_names[] = {"read", "mmap", NULL};
-    static const char *const strategy_names[] = {"auto", "normal", "ring", NULL};
-    static const char *const advice_names[] = {"normal", "sequential", "willneed",
-                                               "populate", NULL};
-    static const char *const cache_names[] = {"asis", "cold", "warm", NULL};
-    static const char *const checksum_names[] = {"heapscan", "postgres", "none", NULL};
-    BufMgrOptions *bo = &o->cfg.sc_bufopt;
-    uint64_t v;
-    char why[256];
     int c;
-
     memset(o, 0, sizeof(*o));
-    bufmgr_default_options(bo);
+    bufmgr_default_options(&o->cfg.sc_bufopt);
     o->cfg.sc_qual = QUAL_DEFAULT;
     o->cfg.sc_cache = CACHE_WARM;
     o->cfg.sc_on_skip = on_skip;
     o->repeat = 1;
     while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_ACCESS:
-            bo->bo_access = (BufAccess)cli_choice("--access", optarg, access_names);
-            break;
-        case OPT_BUFFERS:
-            bo->bo_pool_bytes = size_arg("--buffers", optarg);
-            break;
-        case OPT_STRATEGY:
-            bo->bo_strategy =
-                (BufStrategy)cli_choice("--strategy", optarg, strategy_names);
-            break;
-        case OPT_RING:
-            bo->bo_ring_bytes = size_arg("--ring", optarg);
-            break;
-        case OPT_IO_COMBINE:
-            bo->bo_io_combine_bytes = size_arg("--io-combine", optarg);
-            break;
-        case OPT_IO_WORKERS:
-            if (strcmp(optarg, "auto") == 0)
-                bo->bo_io_workers = BUFMGR_IO_WORKERS_AUTO;
-            else if (cli_parse_u64(optarg, 0, 1, &v) == 0)
-                bo->bo_io_workers = (int)v;
-            else
-                cli_usage_error("--io-workers: '%s' is not 0, 1 or auto", optarg);
-            break;
-        case OPT_MMAP_CHUNK:
-            bo->bo_mmap_chunk_bytes =
-                strcmp(optarg, "whole") == 0 ? 0 : size_arg("--mmap-chunk", optarg);
-            break;
-        case OPT_MADVISE:
-            bo->bo_advice = (PageIOAdvice)cli_choice("--madvise", optarg, advice_names);
-            break;
-        case OPT_NO_VERIFY:
-            bo->bo_verify = false;
-            break;
-        case OPT_IGNORE:
-            o->cfg.sc_skip_corrupt = true;
-            break;
-        case OPT_WHERE:
-            if (qual_parse(optarg, &o->cfg.sc_qual, why, sizeof(why)) < 0)
-                cli_usage_error("--where: %s", why);
-            break;
-        case OPT_CHECKSUM:
-            bo->bo_checksum =
-                (PageChecksum)cli_choice("--checksum", optarg, checksum_names);
-            o->checksum_set = true;
-            break;
-        case OPT_PGDATA:
-            o->pgdata = optarg;
-            break;
-        case OPT_CACHE:
-            o->cfg.sc_cache = (CacheMode)cli_choice("--cache", optarg, cache_names);
-            break;
-        case OPT_REPEAT:
-            if (cli_parse_u64(optarg, 1, 1000, &v) < 0)
-                cli_usage_error("--repeat: '%s' is not a count in 1..1000", optarg);
-            o->repeat = (int)v;
-            break;
-        case OPT_JSON:
-            o->json = true;
-            break;
-        case OPT_SEGMENT_SIZE:
-            v = size_arg("--segment-size", optarg);
-            if (v / BLCKSZ > RELFILE_SEG_BLOCKS)
-                cli_usage_error("--segment-size: at most 1GiB");
-            bo->bo_seg_blocks = (uint32_t)(v / BLCKSZ);
-            break;
-        case 'h':
-            usage();
-            exit(EXIT_OK);
-        case 'V':
-            cli_version();
-        default:
-            cli_bad_option();
-        }
+        if (c < OPT_ACCESS) /* -h, -V, or not an option of ours */
+            cli_common_option(c, usage);
+        parse_scan_option(o, c, optarg);
     }
     o->path = o->cfg.sc_path =
         cli_one_operand(argc, argv, o->pgdata ? "RELFILE" : "TABLE");
-}
-
-/* The figures of one run, or the medians of several. */
-typedef struct Figures {
-    double wall, user, sys, minflt, majflt;
-} Figures;
-
-static Figures figures_of(const ScanResult *r)
-{
-    return (Figures){r->sr_m.m_wall_s, r->sr_m.m_user_s, r->sr_m.m_sys_s,
-                     (double)r->sr_m.m_minflt, (double)r->sr_m.m_majflt};
-}
-
-static double per_s(double x, double secs)
-{
-    return secs > 0 ? x / secs : 0.0;
-}
-
-static const char *access_desc(const BufMgrOptions *bo, bool ring, int workers,
-                               char *buf, size_t len)
-{
-    static const char *const adv[] = {"normal", "sequential", "willneed", "populate"};
-    if (bo->bo_access == BUF_ACCESS_MMAP) {
-        if (bo->bo_mmap_chunk_bytes == 0)
-            snprintf(buf, len, "mmap (whole segments, madvise %s)", adv[bo->bo_advice]);
-        else
-            snprintf(buf, len, "mmap (%zu KiB windows, madvise %s)",
-                     bo->bo_mmap_chunk_bytes >> 10, adv[bo->bo_advice]);
-    } else {
-        snprintf(buf, len,
-                 "read (pool %zu MiB, %s, io-combine %zu KiB, %d I/O worker%s)",
-                 bo->bo_pool_bytes >> 20, ring ? "ring" : "whole pool",
-                 bo->bo_io_combine_bytes >> 10, workers, workers == 1 ? "" : "s");
-        if (ring)
-            snprintf(buf + strlen(buf) - 1, len - strlen(buf) + 1, ", ring %zu KiB)",
-                     bo->bo_ring_bytes >> 10);
-    }
-    return buf;
-}
-
-/* sum(v) exactly, or "NULL" when no row had a non-null v, as SQL's sum(). */
-static const char *sum_text(const ScanResult *r, char *buf, size_t len)
-{
-    if (r->sr_nsum_v == 0)
-        return "NULL";
-    return scan_sum_format(r->sr_sum_v, buf, len);
-}
-
-/* "on (heapscan checksum)", "off", ... */
-static const char *verify_desc(const Options *o, char *buf, size_t len)
-{
-    const BufMgrOptions *bo = &o->cfg.sc_bufopt;
-    if (!bo->bo_verify)
-        return "off";
-    if (bo->bo_checksum == PAGE_CHECKSUM_NONE)
-        snprintf(buf, len, "on (headers and line pointers, no checksum)");
-    else
-        snprintf(buf, len, "on (%s checksum)", page_checksum_name(bo->bo_checksum));
-    return buf;
-}
-
-static void print_text(const Options *o, const ScanResult *runs, int n,
-                       const Figures *f)
-{
-    const ScanResult *r = &runs[n - 1];
-    const BufStats *b = &r->sr_buf;
-    static const char *const cache[] = {"asis", "cold", "warm"};
-    char acc[160], q[64], vd[64], sum[48];
-    double mb = (double)r->sr_bytes / 1e6;
-
-    if (n > 1) {
-        for (int i = 0; i < n; i++)
-            printf("run %-3d wall %.4f s  user %.4f s  sys %.4f s  %8.1f MB/s  "
-                   "resident before %5.1f%%\n",
-                   i + 1, runs[i].sr_m.m_wall_s, runs[i].sr_m.m_user_s,
-                   runs[i].sr_m.m_sys_s, per_s(mb, runs[i].sr_m.m_wall_s),
-                   runs[i].sr_resident_before * 100);
-        printf("\n");
-    }
-    const char *stat = n > 1 ? " (median)" : "";
-    printf("table              %s: %llu pages, %llu bytes\n", o->path,
-           (unsigned long long)r->sr_pages, (unsigned long long)r->sr_bytes);
-    printf("access             %s\n", access_desc(&o->cfg.sc_bufopt, r->sr_ring,
-                                                  r->sr_io_workers, acc, sizeof(acc)));
-    printf("query              WHERE %s; verify %s\n",
-           qual_format(&o->cfg.sc_qual, q, sizeof(q)), verify_desc(o, vd, sizeof(vd)));
-    if (o->pgdata)
-        printf("relation           \"%s\" (oid %u, database %u) of the cluster %s; "
-               "visibility from its pg_xact\n",
-               o->rel.pr_name, o->rel.pr_oid, o->rel.pr_dboid, o->pgdata);
-    printf("cache              %s (resident before: %.1f%%)\n", cache[o->cfg.sc_cache],
-           r->sr_resident_before * 100);
-    printf("rows scanned       %llu\n", (unsigned long long)r->sr_rows_scanned);
-    printf("rows returned      %llu\n", (unsigned long long)r->sr_rows_returned);
-    printf("sum of v           %s\n", sum_text(r, sum, sizeof(sum)));
-    printf("checksum failures  %llu\n", (unsigned long long)b->bs_verify_failures);
-    printf("wall%s%*s %.4f s\n", stat, (int)(14 - strlen(stat)), "", f->wall);
-    printf("user%s%*s %.4f s\n", stat, (int)(14 - strlen(stat)), "", f->user);
-    printf("sys%s%*s %.4f s\n", stat, (int)(15 - strlen(stat)), "", f->sys);
-    printf("faults%s%*s %.0f minor, %.0f major\n", stat, (int)(12 - strlen(stat)), "",
-           f->minflt, f->majflt);
-    printf("MB/s               %.1f\n", per_s(mb, f->wall));
-    printf("rows/s             %.0f\n", per_s((double)r->sr_rows_scanned, f->wall));
-    printf(
-        "buffers            hits %llu, reads %llu, read calls %llu, bytes read %llu,\n"
-        "                   evictions %llu, verified %llu, verify failures %llu, "
-        "frames used %llu\n",
-        (unsigned long long)b->bs_hits, (unsigned long long)b->bs_reads,
-        (unsigned long long)b->bs_read_calls, (unsigned long long)b->bs_bytes_read,
-        (unsigned long long)b->bs_evictions, (unsigned long long)b->bs_pages_verified,
-        (unsigned long long)b->bs_verify_failures,
-        (unsigned long long)b->bs_frames_used);
-}
-
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
-
-static void json_times(const Figures *f, double mb, double rows)
-{
-    printf("\"wall_s\": %.6f, \"user_s\": %.6f, \"sys_s\": %.6f, \"minflt\": %.0f, "
-           "\"majflt\": %.0f, \"mb_per_s\": %.1f, \"rows_per_s\": %.0f",
-           f->wall, f->user, f->sys, f->minflt, f->majflt, per_s(mb, f->wall),
-           per_s(rows, f->wall));
-}
-
-static void print_json(const Options *o, const ScanResult *runs, int n,
-                       const Figures *f)
-{
-    const ScanResult *r = &runs[n - 1];
-    const BufStats *b = &r->sr_buf;
-    const BufMgrOptions *bo = &o->cfg.sc_bufopt;
-    static const char *const cache[] = {"asis", "cold", "warm"};
-    char q[64], sum[48];
-    double mb = (double)r->sr_bytes / 1e6;
-
-    printf("{\"table\": ");
-    json_string(o->path);
-    printf(", \"access\": \"%s\", ",
-           bo->bo_access == BUF_ACCESS_MMAP ? "mmap" : "read");
-    if (bo->bo_access == BUF_ACCESS_MMAP)
-        printf("\"mmap_chunk\": %zu, ", bo->bo_mmap_chunk_bytes);
-    else
-        printf("\"pool_bytes\": %zu, \"strategy\": \"%s\", \"io_combine\": %zu, "
-               "\"io_workers\": %d, ",
-               bo->bo_pool_bytes, r->sr_ring ? "ring" : "normal",
-               bo->bo_io_combine_bytes, r->sr_io_workers);
-    printf("\"verify\": %s, \"checksum\": \"%s\", \"crc\": \"%s\", \"pgdata\": ",
-           bo->bo_verify ? "true" : "false",
-           bo->bo_verify ? page_checksum_name(bo->bo_checksum) : "none", crc32_impl());
-    if (o->pgdata) {
-        json_string(o->pgdata);
-        printf(", \"relation\": ");
-        json_string(o->rel.pr_name);
-    } else {
-        printf("null");
-    }
-    printf(", \"where\": ");
-    json_string(qual_format(&o->cfg.sc_qual, q, sizeof(q)));
-    printf(", \"cache\": \"%s\", \"pages\": %llu, \"bytes\": %llu, \"rows_scanned\": "
-           "%llu, "
-           "\"rows_returned\": %llu, \"sum_v\": %s, \"checksum_failures\": %llu, ",
-           cache[o->cfg.sc_cache], (unsigned long long)r->sr_pages,
-           (unsigned long long)r->sr_bytes, (unsigned long long)r->sr_rows_scanned,
-           (unsigned long long)r->sr_rows_returned,
-           r->sr_nsum_v ? scan_sum_format(r->sr_sum_v, sum, sizeof(sum)) : "null",
-           (unsigned long long)b->bs_verify_failures);
-    json_times(f, mb, (double)r->sr_rows_scanned);
-    printf(
-        ", \"resident_before\": %.4f, \"buffers\": {\"hits\": %llu, \"reads\": %llu, "
-        "\"read_calls\": %llu, \"bytes_read\": %llu, \"evictions\": %llu, "
-        "\"pages_verified\": %llu, \"verify_failures\": %llu, \"frames_used\": %llu}",
-        r->sr_resident_before, (unsigned long long)b->bs_hits,
-        (unsigned long long)b->bs_reads, (unsigned long long)b->bs_read_calls,
-        (unsigned long long)b->bs_bytes_read, (unsigned long long)b->bs_evictions,
-        (unsigned long long)b->bs_pages_verified,
-        (unsigned long long)b->bs_verify_failures,
-        (unsigned long long)b->bs_frames_used);
-    if (n > 1) {
-        printf(", \"runs\": [");
-        for (int i = 0; i < n; i++) {
-            Figures fi = figures_of(&runs[i]);
-            printf("%s{", i ? ", " : "");
-            json_times(&fi, mb, (double)runs[i].sr_rows_scanned);
-            printf(", \"resident_before\": %.4f}", runs[i].sr_resident_before);
-        }
-        printf("]");
-    }
-    printf("}\n");
 }
 
 /*
@@ -475,51 +315,49 @@ static PgXact *open_cluster(Options *o)
     return px;
 }
 
+/* Scan o->repeat times and print the report; the exit status. */
+static int scan_and_report(const Options *o)
+{
+    ScanResult *runs = calloc((size_t)o->repeat, sizeof(ScanResult));
+    Measure *m = calloc((size_t)o->repeat, sizeof(Measure));
+    HsError err;
+    int status = EXIT_OK;
+    if (runs == NULL || m == NULL)
+        cli_die(EXIT_ERROR, "out of memory");
+    hs_error_clear(&err);
+    for (int i = 0; i < o->repeat && status == EXIT_OK; i++) {
+        if (scan_run(&o->cfg, &runs[i], &err) < 0)
+            status = cli_report(&err);
+        m[i] = runs[i].sr_m;
+    }
+    if (status == EXIT_OK) {
+        ScanReport rp = {.rp_table = o->path,
+                         .rp_cfg = &o->cfg,
+                         .rp_pgdata = o->pgdata,
+                         .rp_rel = &o->rel,
+                         .rp_runs = runs,
+                         .rp_nruns = o->repeat};
+        measure_summarize(m, o->repeat, &rp.rp_spread);
+        if (o->json)
+            scan_report_json(stdout, &rp);
+        else
+            scan_report_text(stdout, &rp);
+    }
+    free(m);
+    free(runs);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     Options o;
-    HsError err;
     cli_init("seqscan");
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--compare") == 0)
             return compare_main(argc, argv);
     parse_args(argc, argv, &o);
-    hs_error_clear(&err);
     PgXact *px = o.pgdata ? open_cluster(&o) : NULL;
-
-    ScanResult *runs = calloc((size_t)o.repeat, sizeof(ScanResult));
-    double *x[5];
-    for (int k = 0; k < 5; k++)
-        x[k] = calloc((size_t)o.repeat, sizeof(double));
-    if (runs == NULL || !x[0] || !x[1] || !x[2] || !x[3] || !x[4])
-        cli_die(EXIT_ERROR, "out of memory");
-
-    int status = EXIT_OK;
-    for (int i = 0; i < o.repeat; i++) {
-        if (scan_run(&o.cfg, &runs[i], &err) < 0) {
-            status = cli_report(&err);
-            goto done;
-        }
-        Figures f = figures_of(&runs[i]);
-        x[0][i] = f.wall, x[1][i] = f.user, x[2][i] = f.sys, x[3][i] = f.minflt,
-        x[4][i] = f.majflt;
-    }
-    Figures med;
-    double lo, hi;
-    measure_spread(x[0], o.repeat, &lo, &med.wall, &hi);
-    measure_spread(x[1], o.repeat, &lo, &med.user, &hi);
-    measure_spread(x[2], o.repeat, &lo, &med.sys, &hi);
-    measure_spread(x[3], o.repeat, &lo, &med.minflt, &hi);
-    measure_spread(x[4], o.repeat, &lo, &med.majflt, &hi);
-
-    if (o.json)
-        print_json(&o, runs, o.repeat, &med);
-    else
-        print_text(&o, runs, o.repeat, &med);
-done:
-    for (int k = 0; k < 5; k++)
-        free(x[k]);
-    free(runs);
+    int status = scan_and_report(&o);
     pgxact_close(px);
     return status;
 }

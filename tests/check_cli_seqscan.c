@@ -1,6 +1,8 @@
 /*
- * check_seqscan.c -- the seqscan tool: its report, its JSON, its errors and
- *                    exit statuses, and its memory.
+ * check_cli_seqscan.c -- the seqscan command line: its report, its JSON, its
+ *                        errors and exit statuses, and its memory.  Option
+ *                        values out of range are the buffer manager's to
+ *                        refuse: the messages below are its own.
  */
 #include <check.h>
 #include <fcntl.h>
@@ -99,6 +101,16 @@ START_TEST(json_has_every_figure)
 }
 END_TEST
 
+/* A table whose name holds a quote and a backslash is named in valid JSON. */
+START_TEST(json_escapes_the_table_name)
+{
+    const char *t = table("t \"quoted\" \\name", "100");
+    TuRun *r = tu_runl(0, seqscan, "--json", t, NULL);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    ck_assert_ptr_nonnull(strstr(r->out, "t \\\"quoted\\\" \\\\name\", \"access\": "));
+}
+END_TEST
+
 START_TEST(repeat_reports_every_run)
 {
     const char *t = table("t", "3000");
@@ -126,19 +138,20 @@ START_TEST(text_report)
     const char *t = table("t", "3000");
     TuRun *r = tu_runl(0, seqscan, t, NULL);
     ck_assert_msg(r->status == 0, "%s", r->err);
-    const char *lines[] = {"rows scanned       3000\n",
-                           "rows returned      0\n",
-                           "sum of v           NULL\n",
-                           "checksum failures  0\n",
-                           "query              WHERE k = -1; verify on (heapscan checksum)\n",
-                           "cache              warm (resident before: 100.0%)\n",
-                           "wall ",
-                           "user ",
-                           "sys ",
-                           "faults ",
-                           "MB/s ",
-                           "rows/s ",
-                           "buffers            hits 0, reads 40, "};
+    const char *lines[] = {
+        "rows scanned       3000\n",
+        "rows returned      0\n",
+        "sum of v           NULL\n",
+        "checksum failures  0\n",
+        "query              WHERE k = -1; verify on (heapscan checksum)\n",
+        "cache              warm (resident before: 100.0%)\n",
+        "wall ",
+        "user ",
+        "sys ",
+        "faults ",
+        "MB/s ",
+        "rows/s ",
+        "buffers            hits 0, reads 40, "};
     for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
         ck_assert_msg(strstr(r->out, lines[i]) != NULL, "no '%s' in\n%s", lines[i],
                       r->out);
@@ -195,20 +208,35 @@ static const struct {
     {{"--access", "disk", "T"}, 2, "--access: 'disk' is not one of read, mmap"},
     {{"--where", "pad = 1", "T"}, 2, "--where: 'pad' is not a column"},
     {{"--where", "k == 1", "T"}, 2, "--where"},
-    {{"--buffers", "1000", "T"}, 2, "--buffers"},
+    {{"--buffers", "1000", "T"}, 2, "the pool must be a whole number of pages"},
+    {{"--buffers", "abc", "T"}, 2, "--buffers: 'abc' is not a size"},
     {{"--buffers", "64k", "T"},
      2,
      "the pool must be a whole number of pages, at least 16"},
     {{"--io-combine", "2M", "T"},
      2,
      "io-combine must be a whole number of pages up to 1 MiB"},
-    {{"--mmap-chunk", "12345", "T"}, 2, "--mmap-chunk"},
+    {{"--io-combine", "1000", "T"},
+     2,
+     "io-combine must be a whole number of pages up to 1 MiB"},
+    {{"--io-combine", "12x", "T"}, 2, "--io-combine: '12x' is not a size"},
+    {{"--ring", "4k", "T"}, 2, "the ring must be a whole number of pages"},
+    {{"--mmap-chunk", "12345", "T"},
+     2,
+     "the mmap chunk must be a whole number of pages"},
+    {{"--mmap-chunk", "0", "T"},
+     2,
+     "--mmap-chunk: '0' is not a window size (or whole)"},
     {{"--madvise", "never", "T"}, 2, "--madvise"},
     {{"--cache", "hot", "T"}, 2, "--cache"},
     {{"--repeat", "0", "T"}, 2, "--repeat"},
     {{"--strategy", "lru", "T"}, 2, "--strategy"},
-    {{"--io-workers", "2", "T"}, 2, "--io-workers: '2' is not 0, 1 or auto"},
-    {{"--checksum", "crc", "T"}, 2, "--checksum: 'crc' is not one of heapscan, postgres, none"},
+    {{"--io-workers", "2", "T"}, 2, "io-workers must be 0, 1 or auto"},
+    {{"--io-workers", "one", "T"}, 2, "--io-workers: 'one' is not a number or auto"},
+    {{"--segment-size", "2G", "T"}, 2, "--segment-size: at most 1GiB"},
+    {{"--checksum", "crc", "T"},
+     2,
+     "--checksum: 'crc' is not one of heapscan, postgres, none"},
     {{"--pgdata", "T"}, 2, "no RELFILE given"},
     {{"--buffers", "9T", "--strategy", "normal", "T"}, 2, "at most 8 TiB"},
     {{NULL}, 2, "no TABLE given"},
@@ -254,10 +282,9 @@ END_TEST
  * page checksummed.  mutate (may be NULL) may change a tuple after it was
  * formed (block, item, the tuple) before the checksum is set.
  */
-static const char *hand_table(const char *name, int npages, const HeapRow *rows,
-                              int per_page,
-                              void (*mutate)(unsigned b, unsigned item,
-                                             unsigned char *t))
+static const char *
+hand_table(const char *name, int npages, const HeapRow *rows, int per_page,
+           void (*mutate)(unsigned b, unsigned item, unsigned char *t))
 {
     const char *path = tu_path(name);
     FILE *f = fopen(path, "wb");
@@ -349,9 +376,9 @@ START_TEST(undecided_tuples_and_other_schemas_are_refused)
     close(fd);
     r = tu_runl(0, seqscan, "--where", "k = -1", t, NULL);
     ck_assert_int_eq(r->status, 1);
-    ck_assert_msg(strstr(r->err, "wide: block 2: item 3: not a row of t (id int4, k "
-                                 "int4, v int8, pad text): tuple has 5 attributes") !=
-                      NULL,
+    ck_assert_msg(strstr(r->err,
+                         "wide: block 2: item 3: not a row of t (id int4, k "
+                         "int4, v int8, pad text): tuple has 5 attributes") != NULL,
                   "%s", r->err);
 }
 END_TEST
@@ -388,6 +415,14 @@ START_TEST(errors_and_exit_statuses)
 }
 END_TEST
 
+START_TEST(help_and_version)
+{
+    tu_assert_help_and_version(seqscan, "seqscan", "seqscan [options] TABLE");
+    TuRun *r = tu_runl(0, seqscan, "--help", NULL);
+    ck_assert_ptr_nonnull(strstr(r->out, "--compare [TABLE]"));
+}
+END_TEST
+
 START_TEST(read_memory_stays_under_the_pool)
 {
     /* a 64 MiB table, a 16 MiB pool used whole: RSS < pool + 16 MiB */
@@ -402,11 +437,12 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("seqscan");
+    Suite *s = suite_create("cli_seqscan");
     TCase *tc = tcase_create("tool");
     tcase_add_checked_fixture(tc, setup, tu_teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, json_has_every_figure);
+    tcase_add_test(tc, json_escapes_the_table_name);
     tcase_add_test(tc, repeat_reports_every_run);
     tcase_add_test(tc, checksum_kinds_and_what_a_mismatch_says);
     tcase_add_test(tc, sum_is_null_when_no_row_matches);
@@ -417,6 +453,7 @@ int main(void)
     tcase_add_loop_test(tc, errors_and_exit_statuses, 0,
                         sizeof(cases) / sizeof(cases[0]));
     tcase_add_test(tc, read_memory_stays_under_the_pool);
+    tcase_add_test(tc, help_and_version);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
 }
