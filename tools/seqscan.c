@@ -7,14 +7,16 @@
  * runs the scan --repeat times (scan_run(), bench/scanrun.c) and prints
  * the report (bench/scanreport.c).  Option values are only parsed here:
  * the buffer manager checks their ranges and its HS_EUSAGE error exits 2.
- * "seqscan --compare ..." is the comparison (compare.c).
+ * "seqscan --compare ..." runs the compare program beside this one.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
-#include "compare.h"
+#include "extcmd.h"
 #include "pgcatalog.h"
 #include "scanreport.h"
 #include "scanrun.h"
@@ -84,8 +86,8 @@ static void usage(void)
         "                            (cold), read it in (warm, default), or leave it\n"
         "      --repeat N            runs (default 1); report each and min/median/max\n"
         "      --json                one JSON object instead of the text report\n"
-        "      --compare [TABLE]     the comparison with raw readers and PostgreSQL\n"
-        "                            (see seqscan --compare --help)\n"
+        "      --compare [TABLE]     the comparison with raw readers and PostgreSQL:\n"
+        "                            runs the compare program (see compare --help)\n"
         "      --segment-size SIZE   pages per segment file (default 1GiB; for tests)\n"
         "  -h, --help                show this help and exit\n"
         "  -V, --version             show the version and exit\n"
@@ -315,6 +317,27 @@ static PgXact *open_cluster(Options *o)
     return px;
 }
 
+/*
+ * "seqscan [ARGS] --compare [ARGS]" is "compare ARGS": exec the compare
+ * program beside this one (never one found on PATH, where another program
+ * of that name may live), with every argument but the first --compare.
+ */
+static int run_compare(int argc, char **argv, int at)
+{
+    char prog[PATH_MAX];
+    char **av = calloc((size_t)argc + 1, sizeof(char *));
+    if (av == NULL)
+        cli_die(EXIT_ERROR, "out of memory");
+    if (extcmd_sibling("compare", prog, sizeof(prog)) < 0)
+        cli_die(EXIT_ERROR, "--compare: no compare program beside %s", cli_progname);
+    av[0] = prog;
+    for (int i = 1, n = 1; i < argc; i++)
+        if (i != at)
+            av[n++] = argv[i];
+    execv(prog, av);
+    cli_die(EXIT_ERROR, "--compare: cannot run %s: %s", prog, strerror(errno));
+}
+
 /* Scan o->repeat times and print the report; the exit status. */
 static int scan_and_report(const Options *o)
 {
@@ -354,7 +377,7 @@ int main(int argc, char **argv)
     cli_init("seqscan");
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--compare") == 0)
-            return compare_main(argc, argv);
+            return run_compare(argc, argv, i);
     parse_args(argc, argv, &o);
     PgXact *px = o.pgdata ? open_cluster(&o) : NULL;
     int status = scan_and_report(&o);

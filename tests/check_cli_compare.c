@@ -1,7 +1,13 @@
 /*
- * check_compare.c -- "seqscan --compare": every row with sane figures in
- *                    text, CSV and JSON; the chart; PostgreSQL's rows, and
- *                    its cluster gone afterwards, also after an interrupt.
+ * check_cli_compare.c -- the compare command line (also run as "seqscan
+ *                        --compare"): every row with sane figures in text,
+ *                        CSV and JSON; the chart; usage errors; PostgreSQL's
+ *                        rows, and its cluster gone afterwards, also after
+ *                        an interrupt.
+ *
+ * Arguments: "slow" makes the default 177 MiB table; "pg" runs only the
+ * cases with PostgreSQL 15, and exits 77 (SKIP) where it is not installed,
+ * or fails if HEAPSCAN_REQUIRE_PG=1.
  */
 #include <check.h>
 #include <dirent.h>
@@ -18,7 +24,7 @@
 #include "pgpeer.h"
 #include "testutil.h"
 
-static const char *mkheap, *seqscan;
+static const char *mkheap, *seqscan, *compare;
 
 static const char *const readers[] = {
     "wc (C)",
@@ -53,6 +59,7 @@ static void setup(void)
     tu_setup();
     mkheap = tu_tool("MKHEAP");
     seqscan = tu_tool("SEQSCAN");
+    compare = tu_tool_beside("SEQSCAN", "compare");
     /* the PostgreSQL cluster goes here, where we can see it; its server user
      * (nobody, when we are root) must be able to reach it */
     setenv("TMPDIR", tu_dir, 1);
@@ -113,8 +120,8 @@ START_TEST(every_row_in_text_csv_and_json)
     const char *t = table();
     const char *csv = tu_path("c.csv"), *json = tu_path("c.json"),
                *png = tu_path("c.png");
-    TuRun *r = tu_runl(0, seqscan, "--compare", "--rounds", "1", "--no-postgres",
-                       "--csv", csv, "--json", json, "--plot", png, t, NULL);
+    TuRun *r = tu_runl(0, compare, "--rounds", "1", "--no-postgres", "--csv", csv,
+                       "--json", json, "--plot", png, t, NULL);
     ck_assert_msg(r->status == 0, "%s", r->err);
     for (int i = 0; i < NREADERS; i++) {
         char line[80];
@@ -162,8 +169,8 @@ START_TEST(no_gnuplot_is_a_clear_error)
     }
     char *old = strdup(getenv("PATH"));
     setenv("PATH", bin, 1);
-    TuRun *r = tu_runl(0, seqscan, "--compare", "--rounds", "1", "--no-postgres",
-                       "--csv", tu_path("c.csv"), "--plot", tu_path("c.svg"), t, NULL);
+    TuRun *r = tu_runl(0, compare, "--rounds", "1", "--no-postgres", "--csv",
+                       tu_path("c.csv"), "--plot", tu_path("c.svg"), t, NULL);
     setenv("PATH", old, 1);
     free(old);
     ck_assert_int_eq(r->status, 1);
@@ -183,15 +190,68 @@ START_TEST(usage_errors)
     } bad[] = {
         {"--rounds", "0", "--rounds"},
         {"--plot", "x.jpg", "must end in .png or .svg"},
-        {"--bogus", NULL, "Try 'seqscan --compare --help'"},
+        {"--bogus", NULL, "Try 'compare --help'"},
         {t, t, "one TABLE at most"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        TuRun *r =
-            tu_runl(0, seqscan, "--compare", "--no-postgres", bad[i].a, bad[i].b, NULL);
+        TuRun *r = tu_runl(0, compare, "--no-postgres", bad[i].a, bad[i].b, NULL);
         ck_assert_msg(r->status == 2, "case %zu: %d %s", i, r->status, r->err);
         ck_assert_msg(strstr(r->err, bad[i].says) != NULL, "case %zu: %s", i, r->err);
     }
+}
+END_TEST
+
+/* "seqscan --compare ARGS" runs compare ARGS, wherever --compare stands. */
+START_TEST(seqscan_compare_is_an_alias)
+{
+    const char *t = table();
+    TuRun *r =
+        tu_runl(0, seqscan, "--rounds", "1", "--compare", "--no-postgres", t, NULL);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    ck_assert_ptr_nonnull(strstr(r->out, "heapscan comparison: "));
+    for (int i = 0; i < NREADERS; i++)
+        ck_assert_msg(strstr(r->out, readers[i]) != NULL, "no row '%s'", readers[i]);
+    r = tu_runl(0, seqscan, "--compare", "--help", NULL);
+    ck_assert_int_eq(r->status, 0);
+    ck_assert_ptr_nonnull(strstr(r->out, "Usage: compare [options] [TABLE]"));
+    r = tu_runl(0, seqscan, "--compare", "--rounds", "0", NULL);
+    ck_assert_int_eq(r->status, 2);
+    ck_assert_ptr_nonnull(strstr(r->err, "--rounds: '0' is not a count in 1..1000"));
+}
+END_TEST
+
+/* A table path with a quote and a backslash still gives valid JSON. */
+START_TEST(json_escapes_the_table_path)
+{
+    const char *t = table(), *odd = tu_path("t \"quoted\" \\name.heap");
+    ck_assert_int_eq(rename(t, odd), 0);
+    const char *json = tu_path("c.json");
+    TuRun *r = tu_runl(0, compare, "--rounds", "1", "--no-postgres", "--json", json,
+                       odd, NULL);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    size_t len;
+    char *j = (char *)tu_read_file(json, &len);
+    ck_assert_ptr_nonnull(j);
+    j[len] = '\0';
+    char want[700];
+    snprintf(want, sizeof(want), "{\"table\": \"%s/t \\\"quoted\\\" \\\\name.heap\", ",
+             tu_dir);
+    ck_assert_msg(strncmp(j, want, strlen(want)) == 0, "%.200s", j);
+    /* every string closes where it should: quotes outside strings pair up */
+    int quotes = 0;
+    for (const char *p = j; *p; p++)
+        if (*p == '\\')
+            p++;
+        else
+            quotes += *p == '"';
+    ck_assert_int_eq(quotes % 2, 0);
+    free(j);
+}
+END_TEST
+
+START_TEST(help_and_version)
+{
+    tu_assert_help_and_version(compare, "compare", "compare [options] [TABLE]");
 }
 END_TEST
 
@@ -209,27 +269,11 @@ static int dirs_in_tmpdir(void)
     return n;
 }
 
-/* Whether PostgreSQL 15 is here; where it must be (CI), its absence fails. */
-static bool have_postgres(void)
-{
-    char bindir[PATH_MAX];
-    if (pgpeer_find(bindir, sizeof(bindir)) == 0)
-        return true;
-    const char *req = getenv("HEAPSCAN_REQUIRE_PG");
-    ck_assert_msg(req == NULL || strcmp(req, "1") != 0,
-                  "HEAPSCAN_REQUIRE_PG=1 but no PostgreSQL 15 server binaries");
-    return false;
-}
-
 START_TEST(postgres_rows_and_no_cluster_left)
 {
-    if (!have_postgres()) {
-        fprintf(stderr, "postgres_rows_and_no_cluster_left: no PostgreSQL 15 here\n");
-        return;
-    }
     const char *t = table();
     const char *csv = tu_path("c.csv");
-    TuRun *r = tu_runl(0, seqscan, "--compare", "--rounds", "1", "--csv", csv, t, NULL);
+    TuRun *r = tu_runl(0, compare, "--rounds", "1", "--csv", csv, t, NULL);
     ck_assert_msg(r->status == 0, "%s", r->err);
     ck_assert_ptr_nonnull(
         strstr(r->out, "PostgreSQL 15 scans the same bytes: count(*) 20000"));
@@ -242,17 +286,13 @@ END_TEST
 
 START_TEST(interrupted_run_leaves_no_cluster)
 {
-    if (!have_postgres()) {
-        fprintf(stderr, "interrupted_run_leaves_no_cluster: no PostgreSQL 15 here\n");
-        return;
-    }
     const char *t = table();
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         freopen("/dev/null", "w", stdout);
         freopen(tu_path("stderr"), "w", stderr);
-        execl(seqscan, seqscan, "--compare", "--rounds", "100", t, (char *)NULL);
+        execl(compare, compare, "--rounds", "100", t, (char *)NULL);
         _exit(127);
     }
     /* wait until the cluster exists and the timed rounds have begun */
@@ -268,7 +308,7 @@ START_TEST(interrupted_run_leaves_no_cluster)
     if (clusters != 1) {
         size_t len;
         char *e = (char *)tu_read_file(tu_path("stderr"), &len);
-        ck_abort_msg("%d clusters in %s; seqscan said: %.*s", clusters, tu_dir,
+        ck_abort_msg("%d clusters in %s; compare said: %.*s", clusters, tu_dir,
                      (int)len, e);
     }
     ck_assert(WIFEXITED(st));
@@ -280,8 +320,7 @@ END_TEST
 START_TEST(missing_default_table_is_made)
 {
     const char *t = tu_path("new.heap");
-    TuRun *r =
-        tu_runl(0, seqscan, "--compare", "--rounds", "1", "--no-postgres", t, NULL);
+    TuRun *r = tu_runl(0, compare, "--rounds", "1", "--no-postgres", t, NULL);
     ck_assert_msg(r->status == 0, "%s", r->err);
     ck_assert_ptr_nonnull(
         strstr(r->err, "does not exist; making it with mkheap's defaults"));
@@ -292,19 +331,29 @@ END_TEST
 
 int main(int argc, char **argv)
 {
-    bool slow = argc > 1 && strcmp(argv[1], "slow") == 0;
-    Suite *s = suite_create(slow ? "compare-slow" : "compare");
-    TCase *tc = tcase_create(slow ? "slow" : "compare");
+    const char *mode = argc > 1 ? argv[1] : "";
+    Suite *s = suite_create(strcmp(mode, "slow") == 0 ? "compare-slow"
+                            : strcmp(mode, "pg") == 0 ? "compare-pg"
+                                                      : "cli_compare");
+    TCase *tc = tcase_create(*mode ? mode : "compare");
     tcase_add_checked_fixture(tc, setup, tu_teardown);
     tcase_set_timeout(tc, 300);
-    if (slow) {
+    if (strcmp(mode, "pg") == 0) {
+        char bindir[PATH_MAX];
+        tu_require(pgpeer_find(bindir, sizeof(bindir)) == 0, TU_NEED_PG,
+                   "no PostgreSQL 15 server binaries (set PG_BINDIR, or apt-get "
+                   "install postgresql-15)");
         tcase_add_test(tc, postgres_rows_and_no_cluster_left);
         tcase_add_test(tc, interrupted_run_leaves_no_cluster);
+    } else if (strcmp(mode, "slow") == 0) {
         tcase_add_test(tc, missing_default_table_is_made);
     } else {
         tcase_add_test(tc, every_row_in_text_csv_and_json);
         tcase_add_test(tc, no_gnuplot_is_a_clear_error);
         tcase_add_test(tc, usage_errors);
+        tcase_add_test(tc, seqscan_compare_is_an_alias);
+        tcase_add_test(tc, json_escapes_the_table_path);
+        tcase_add_test(tc, help_and_version);
     }
     suite_add_tcase(s, tc);
     return tu_run_suite(s);
