@@ -97,7 +97,7 @@ static void *worker_main(void *arg)
     ScanWorker *w = wa->wa_worker;
     double t0 = now_s();
     hs_error_clear(&w->sw_err);
-    w->sw_rc = pp->pp_guard ? pp->pp_guard(worker_scan, arg, &w->sw_err)
+    w->sw_rc = pp->pp_guard ? pp->pp_guard(w, worker_scan, arg, &w->sw_err)
                             : worker_scan(arg, &w->sw_err);
     w->sw_seconds = now_s() - t0;
     if (w->sw_rc < 0)

@@ -82,9 +82,10 @@ typedef struct ParallelPlan {
     /* told of each skipped page, from the worker's thread (may be NULL) */
     void (*pp_on_skip)(const HsError *err, void *arg);
     void *pp_arg;
-    /* runs work(arg) in the worker's thread (NULL: directly); the tools
+    /* runs work(arg) for worker w in its thread (NULL: directly); the tools
      * pass a SIGBUS guard, whose fault becomes the worker's error */
-    int (*pp_guard)(int (*work)(void *arg, HsError *err), void *arg, HsError *err);
+    int (*pp_guard)(ScanWorker *w, int (*work)(void *arg, HsError *err), void *arg,
+                    HsError *err);
 } ParallelPlan;
 
 /*

@@ -238,10 +238,59 @@ static const struct {
      2,
      "--checksum: 'crc' is not one of heapscan, postgres, none"},
     {{"--pgdata", "T"}, 2, "no RELFILE given"},
+    {{"--workers", "0", "T"}, 2, "--workers: '0' is not a count in 1..64 or auto"},
+    {{"--workers", "65", "T"}, 2, "--workers"},
     {{"--buffers", "9T", "--strategy", "normal", "T"}, 2, "at most 8 TiB"},
     {{NULL}, 2, "no TABLE given"},
     {{"T", "T"}, 2, "more than one TABLE"},
 };
+
+/* --workers: the same answer as one thread, under both access methods, the
+ * per-worker pages adding up to the table, and a damaged page still exit 3
+ * naming its block (or skipped with --ignore-checksum-failure). */
+START_TEST(workers_give_one_threads_answer)
+{
+    const char *t = table("t", "20000"); /* 267 pages */
+    const char *access[] = {"read", "mmap"};
+    for (int a = 0; a < 2; a++) {
+        TuRun *r = tu_runl(0, seqscan, "--json", "--access", access[a], "--where",
+                           "k >= 500000", t, NULL);
+        ck_assert_msg(r->status == 0, "%s", r->err);
+        long long rows = json_int(r->out, "rows_returned"),
+                  sum = json_int(r->out, "sum_v");
+        ck_assert_int_eq(json_int(r->out, "workers"), 1);
+        const char *counts[] = {"2", "3", "auto"};
+        for (int k = 0; k < 3; k++) {
+            r = tu_runl(0, seqscan, "--json", "--access", access[a], "--workers",
+                        counts[k], "--where", "k >= 500000", t, NULL);
+            ck_assert_msg(r->status == 0, "%s", r->err);
+            ck_assert_int_eq(json_int(r->out, "rows_returned"), rows);
+            ck_assert_int_eq(json_int(r->out, "sum_v"), sum);
+            ck_assert_int_eq(json_int(r->out, "rows_scanned"), 20000);
+            long long n = json_int(r->out, "workers"), pages = 0;
+            ck_assert_int_ge(n, 1);
+            const char *p = strstr(r->out, "\"worker\": [");
+            for (int i = 0; i < n; i++) {
+                ck_assert_ptr_nonnull(p = strstr(p, "\"pages\": "));
+                pages += strtoll(p + 9, NULL, 10);
+                p++;
+            }
+            ck_assert_int_eq(pages, 267);
+        }
+    }
+    int fd = open(t, O_RDWR);
+    unsigned char c = 0x42;
+    ck_assert_int_eq(pwrite(fd, &c, 1, 200 * BLCKSZ + 6000), 1);
+    close(fd);
+    TuRun *r = tu_runl(0, seqscan, "--workers", "2", t, NULL);
+    ck_assert_int_eq(r->status, 3);
+    ck_assert_ptr_nonnull(strstr(r->err, "block 200: checksum mismatch"));
+    r = tu_runl(0, seqscan, "--workers", "3", "--json", "--ignore-checksum-failure", t,
+                NULL);
+    ck_assert_int_eq(r->status, 0);
+    ck_assert_int_eq(json_int(r->out, "rows_scanned"), 20000 - 75);
+}
+END_TEST
 
 START_TEST(checksum_kinds_and_what_a_mismatch_says)
 {
@@ -445,6 +494,7 @@ int main(void)
     tcase_add_test(tc, json_escapes_the_table_name);
     tcase_add_test(tc, repeat_reports_every_run);
     tcase_add_test(tc, checksum_kinds_and_what_a_mismatch_says);
+    tcase_add_test(tc, workers_give_one_threads_answer);
     tcase_add_test(tc, sum_is_null_when_no_row_matches);
     tcase_add_test(tc, sum_is_exact_past_int8);
     tcase_add_test(tc, undecided_tuples_and_other_schemas_are_refused);

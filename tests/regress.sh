@@ -26,6 +26,8 @@ settings=(
     "mmap-8k:--access mmap --mmap-chunk 8k"
     "mmap-8M:--access mmap --mmap-chunk 8M"
     "mmap-whole:--access mmap --mmap-chunk whole"
+    "read-8k-w2:--access read --io-combine 8k --workers 2"
+    "read-128k-w3:--access read --io-combine 128k --strategy ring --workers 3"
 )
 quals=("k = -1" "k >= 500000" "id <= 1000" "v < 1000000000")
 

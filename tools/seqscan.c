@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -84,6 +85,9 @@ static void usage(void)
         "      --cache cold|warm|asis  before each run evict the table from the page "
         "cache\n"
         "                            (cold), read it in (warm, default), or leave it\n"
+        "      --workers N|auto      threads scanning together, as PostgreSQL's "
+        "parallel\n"
+        "                            seq scan (default 1; auto: the CPUs allowed)\n"
         "      --repeat N            runs (default 1); report each and min/median/max\n"
         "      --json                one JSON object instead of the text report\n"
         "      --compare [TABLE]     the comparison with raw readers and PostgreSQL:\n"
@@ -145,6 +149,21 @@ static uint32_t segment_arg(const char *arg)
     return (uint32_t)(v / BLCKSZ);
 }
 
+/* --workers: N, or auto (the CPUs this process may use). */
+static int scan_workers_arg(const char *arg)
+{
+    uint64_t v;
+    if (strcmp(arg, "auto") == 0) {
+        cpu_set_t cpus;
+        int n = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+        return n < PARALLEL_MAX_WORKERS ? n : PARALLEL_MAX_WORKERS;
+    }
+    if (cli_parse_u64(arg, 1, PARALLEL_MAX_WORKERS, &v) < 0)
+        cli_usage_error("--workers: '%s' is not a count in 1..%d or auto", arg,
+                        PARALLEL_MAX_WORKERS);
+    return (int)v;
+}
+
 static void on_skip(const HsError *err, void *arg)
 {
     (void)arg;
@@ -171,6 +190,7 @@ enum {
     OPT_IO_WORKERS,
     OPT_CHECKSUM,
     OPT_PGDATA,
+    OPT_WORKERS,
 };
 
 /* The options that shape the buffer manager, into o->cfg.sc_bufopt. */
@@ -244,6 +264,9 @@ static void parse_scan_option(Options *o, int c, const char *arg)
     case OPT_JSON:
         o->json = true;
         break;
+    case OPT_WORKERS:
+        o->cfg.sc_workers = scan_workers_arg(arg);
+        break;
     default:
         parse_buffer_option(o, c, arg);
     }
@@ -266,6 +289,7 @@ static void parse_args(int argc, char **argv, Options *o)
         {"where", required_argument, NULL, OPT_WHERE},
         {"checksum", required_argument, NULL, OPT_CHECKSUM},
         {"pgdata", required_argument, NULL, OPT_PGDATA},
+        {"workers", required_argument, NULL, OPT_WORKERS},
         {"cache", required_argument, NULL, OPT_CACHE},
         {"repeat", required_argument, NULL, OPT_REPEAT},
         {"json", no_argument, NULL, OPT_JSON},
@@ -280,6 +304,7 @@ static void parse_args(int argc, char **argv, Options *o)
     o->cfg.sc_qual = QUAL_DEFAULT;
     o->cfg.sc_cache = CACHE_WARM;
     o->cfg.sc_on_skip = on_skip;
+    o->cfg.sc_stop = &cli_stop_signal;
     o->repeat = 1;
     while ((c = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
         if (c < OPT_ACCESS) /* -h, -V, or not an option of ours */
@@ -348,11 +373,16 @@ static int scan_and_report(const Options *o)
     if (runs == NULL || m == NULL)
         cli_die(EXIT_ERROR, "out of memory");
     hs_error_clear(&err);
+    CliSignals saved;
+    if (o->cfg.sc_workers > 1) /* Ctrl-C stops every worker, then exits 128+N */
+        cli_catch_stop_signals(&saved);
     for (int i = 0; i < o->repeat && status == EXIT_OK; i++) {
         if (scan_run(&o->cfg, &runs[i], &err) < 0)
-            status = cli_report(&err);
+            status = cli_stop_signal ? 128 + cli_stop_signal : cli_report(&err);
         m[i] = runs[i].sr_m;
     }
+    if (o->cfg.sc_workers > 1)
+        cli_restore_stop_signals(&saved);
     if (status == EXIT_OK) {
         ScanReport rp = {.rp_table = o->path,
                          .rp_cfg = &o->cfg,

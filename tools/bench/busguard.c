@@ -8,15 +8,23 @@
 #include "busguard.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stddef.h>
 
-static const BusGuard *volatile active;
-static struct sigaction before; /* the action busguard_run() replaced */
-static sigjmp_buf guard_env;
-static volatile uint64_t fault_where;
-static volatile sig_atomic_t fault_located;
+/* Each thread's guard: a SIGBUS is delivered to the thread that faulted, so
+ * the workers of a parallel scan each have their own. */
+static _Thread_local const BusGuard *volatile active;
+static _Thread_local sigjmp_buf guard_env;
+static _Thread_local volatile uint64_t fault_where;
+static _Thread_local volatile sig_atomic_t fault_located;
+
+/* The handler is the process's: installed by the first guard, the action it
+ * replaced put back by the last. */
+static pthread_mutex_t install_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned installed;      /* guards running */
+static struct sigaction before; /* the action the first one replaced */
 
 static void on_sigbus(int sig, siginfo_t *si, void *ctx)
 {
@@ -31,8 +39,9 @@ static void on_sigbus(int sig, siginfo_t *si, void *ctx)
         return;
     }
     uint64_t where = 0;
-    fault_located =
-        g->bg_locate != NULL && g->bg_locate(g->bg_arg, si->si_addr, &where);
+    fault_located = g->bg_locate != NULL &&
+                    g->bg_locate(g->bg_locate_arg ? g->bg_locate_arg : g->bg_arg,
+                                 si->si_addr, &where);
     fault_where = where;
     siglongjmp(guard_env, 1);
 }
@@ -56,19 +65,37 @@ static int fault_error(const BusGuard *g, bool located, uint64_t where, HsError 
 
 /* noinline: the work's state must stay the caller's, never a local of the
  * function that calls sigsetjmp() (whose locals a longjmp may clobber). */
+static void install(void)
+{
+    pthread_mutex_lock(&install_lock);
+    if (installed++ == 0) {
+        struct sigaction sa = {.sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGBUS, &sa, &before);
+    }
+    pthread_mutex_unlock(&install_lock);
+}
+
+static void uninstall(void)
+{
+    pthread_mutex_lock(&install_lock);
+    if (--installed == 0)
+        sigaction(SIGBUS, &before, NULL);
+    pthread_mutex_unlock(&install_lock);
+}
+
+/* noinline: the work's state must stay the caller's, never a local of the
+ * function that calls sigsetjmp() (whose locals a longjmp may clobber). */
 __attribute__((noinline)) int busguard_run(const BusGuard *g, HsError *err)
 {
-    struct sigaction sa = {.sa_sigaction = on_sigbus, .sa_flags = SA_SIGINFO};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGBUS, &sa, &before);
-
     int rc;
+    install();
     active = g;
     if (sigsetjmp(guard_env, 1) == 0)
         rc = g->bg_work(g->bg_arg, err);
     else
         rc = fault_error(g, fault_located != 0, fault_where, err);
     active = NULL;
-    sigaction(SIGBUS, &before, NULL);
+    uninstall();
     return rc;
 }

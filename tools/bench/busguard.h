@@ -14,8 +14,8 @@
  * is abandoned mid-way (siglongjmp), so whatever it must release belongs in
  * its argument, not in its locals, and what bg_locate reads must be stored
  * before the access that may fault (a signal fence after storing it).  One
- * guard at a time per process: the tools are single-threaded where they map
- * files.
+ * guard at a time per thread; threads may each run one (the workers of a
+ * parallel scan), since a SIGBUS goes to the thread whose access faulted.
  */
 #ifndef HEAPSCAN_BUSGUARD_H
 #define HEAPSCAN_BUSGUARD_H
@@ -40,11 +40,12 @@ typedef struct BusGuard {
      * only read the argument.
      */
     bool (*bg_locate)(const void *arg, const void *addr, uint64_t *where);
-    void *bg_arg;            /* the work's state, given to both */
-    const char *bg_file;     /* the file the error is about */
-    BusGuardUnit bg_unit;    /* what bg_locate's answer counts */
-    uint64_t bg_block_bytes; /* BUSGUARD_BYTE: the block size, so the error
-                                names the block too (0: no block) */
+    void *bg_arg;              /* the work's state, given to both */
+    const void *bg_locate_arg; /* given to bg_locate instead, if not NULL */
+    const char *bg_file;       /* the file the error is about */
+    BusGuardUnit bg_unit;      /* what bg_locate's answer counts */
+    uint64_t bg_block_bytes;   /* BUSGUARD_BYTE: the block size, so the error
+                                  names the block too (0: no block) */
 } BusGuard;
 
 /*

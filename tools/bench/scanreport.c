@@ -90,6 +90,16 @@ static void text_what(FILE *f, const ScanReport *r)
     fprintf(f, "query              WHERE %s; verify %s\n",
             qual_format(&cfg->sc_qual, q, sizeof(q)),
             verify_desc(&cfg->sc_bufopt, vd, sizeof(vd)));
+    if (x->sr_workers > 1) {
+        fprintf(f, "workers            %d (pages", x->sr_workers);
+        for (int i = 0; i < x->sr_workers; i++)
+            fprintf(f, "%s%llu", i ? " + " : " ",
+                    (unsigned long long)x->sr_worker_pages[i]);
+        fprintf(f, "; seconds");
+        for (int i = 0; i < x->sr_workers; i++)
+            fprintf(f, " %.4f", x->sr_worker_seconds[i]);
+        fprintf(f, ")\n");
+    }
     if (r->rp_pgdata)
         fprintf(f,
                 "relation           \"%s\" (oid %u, database %u) of the cluster %s; "
@@ -178,10 +188,24 @@ static void json_what(JsonWriter *j, const ScanReport *r)
         j, "checksum",
         page_checksum_name(bo->bo_verify ? bo->bo_checksum : PAGE_CHECKSUM_NONE));
     json_string(j, "crc", crc32_impl());
+    json_int(j, "workers", x->sr_workers);
     json_string(j, "pgdata", r->rp_pgdata);
     if (r->rp_pgdata)
         json_string(j, "relation", r->rp_rel->pr_name);
     json_string(j, "where", qual_format(&r->rp_cfg->sc_qual, q, sizeof(q)));
+}
+
+/* Each worker's pages and seconds, so skew is visible. */
+static void json_workers(JsonWriter *j, const ScanResult *x)
+{
+    json_begin_array(j, "worker");
+    for (int i = 0; i < x->sr_workers; i++) {
+        json_begin_object(j, NULL);
+        json_uint(j, "pages", x->sr_worker_pages[i]);
+        json_double(j, "seconds", x->sr_worker_seconds[i], 6);
+        json_end(j);
+    }
+    json_end(j);
 }
 
 /* cache .. the buffer counters: what the scan found and cost. */
@@ -215,6 +239,7 @@ static void json_counts(JsonWriter *j, const ScanReport *r, double mb)
     json_uint(j, "verify_failures", b->bs_verify_failures);
     json_uint(j, "frames_used", b->bs_frames_used);
     json_end(j);
+    json_workers(j, x);
 }
 
 void scan_report_json(FILE *f, const ScanReport *r)
@@ -234,6 +259,7 @@ void scan_report_json(FILE *f, const ScanReport *r)
                        (double)x->sr_m.m_minflt, (double)x->sr_m.m_majflt, mb,
                        (double)x->sr_rows_scanned);
             json_double(&j, "resident_before", x->sr_resident_before, 4);
+            json_workers(&j, x);
             json_end(&j);
         }
         json_end(&j);

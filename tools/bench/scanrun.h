@@ -9,6 +9,11 @@
  * catches it, turns the faulting address into the block it belongs to, and
  * fails with an error naming that block instead of dying.
  *
+ * With sc_workers > 1 the scan is parallel (executor/parallel.h): read
+ * access shares one buffer manager between the workers (each with its own
+ * ring, no I/O worker: the scan workers are the CPUs' work), mmap gives
+ * each its own; every worker runs under its own SIGBUS guard.
+ *
  * Entry point: scan_run().
  * See also: scanreport.c -- what seqscan prints of it; compare.c -- the
  * comparison's seqscan rows.
@@ -21,6 +26,7 @@
 
 #include "bufmgr.h"
 #include "measure.h"
+#include "parallel.h"
 #include "qual.h"
 #include "seqscan.h"
 
@@ -31,6 +37,8 @@ typedef struct ScanConfig {
     bool sc_skip_corrupt; /* --ignore-checksum-failure */
     CacheMode sc_cache;   /* how to prepare the page cache before the run */
     PgXact *sc_xact;      /* --pgdata: the stopped cluster's transactions (or NULL) */
+    int sc_workers;       /* --workers: threads scanning together (0 or 1: one) */
+    volatile sig_atomic_t *sc_stop; /* stops a parallel scan when set (or NULL) */
     /* told of each page skipped under sc_skip_corrupt (may be NULL) */
     void (*sc_on_skip)(const HsError *err, void *arg);
     void *sc_arg;
@@ -49,8 +57,11 @@ typedef struct ScanResult {
     double sr_resident_before; /* page-cache residency when the run started */
     bool sr_ring;              /* the bulk-read ring was used */
     int sr_io_workers;         /* I/O worker threads the scan had (read access) */
-    BufStats sr_buf;           /* the buffer manager's counters */
-    Measure sr_m;              /* what the scan cost (open to close) */
+    int sr_workers;            /* threads that scanned (1: a serial scan) */
+    uint64_t sr_worker_pages[PARALLEL_MAX_WORKERS]; /* pages each walked */
+    double sr_worker_seconds[PARALLEL_MAX_WORKERS]; /* and how long each took */
+    BufStats sr_buf;                                /* the buffer manager's counters */
+    Measure sr_m; /* what the scan cost (open to close) */
 } ScanResult;
 
 /* One scan; 0, or a negative code with err naming the file and block. */
