@@ -74,7 +74,7 @@ void bufmgr_default_options(BufMgrOptions *o)
     };
 }
 
-static int check_options(const BufMgrOptions *o, const char *path, HsError *err)
+int bufmgr_check_options(const BufMgrOptions *o, const char *path, HsError *err)
 {
     const char *bad = NULL;
     if (o->bo_pool_bytes < 16 * BLCKSZ || o->bo_pool_bytes % BLCKSZ != 0 ||
@@ -126,7 +126,7 @@ int bufmgr_open(BufMgr **out, const char *path, const BufMgrOptions *o, HsError 
 {
     int rc;
     *out = NULL;
-    if ((rc = check_options(o, path, err)) < 0)
+    if ((rc = bufmgr_check_options(o, path, err)) < 0)
         return rc;
     BufMgr *bm = calloc(1, sizeof(*bm));
     if (bm == NULL)

@@ -126,6 +126,13 @@ typedef struct BufMgr BufMgr;
 typedef struct BufAccessStrategy BufAccessStrategy;
 
 /*
+ * Check o's ranges (the one place they are checked): 0, or HS_EUSAGE with
+ * the reason, path naming the table.  bufmgr_open() calls it; a tool may
+ * call it first, to report a usage error before doing anything else.
+ */
+int bufmgr_check_options(const BufMgrOptions *o, const char *path, HsError *err);
+
+/*
  * Open the relation at path.  Fails with HS_EUSAGE for options out of
  * range, -errno or HS_ENOTHEAP from relfile_open(), or HS_ENOTHEAP if block
  * 0 does not carry a PostgreSQL page header (the file is not a heap table).

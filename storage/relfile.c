@@ -197,29 +197,45 @@ int relfile_init(RelFile *rf, const char *path, uint32_t seg_blocks, HsError *er
  * and check it is a regular file of a whole number of pages, at most a
  * segment.  Its descriptor is added to rf; *size gets its size.
  */
-static int open_segment(RelFile *rf, uint32_t seg, uint64_t *size, HsError *err)
+int relfile_open_regular(const char *name, int flags, uint64_t *size, HsError *err)
 {
-    char name[PATH_MAX];
     struct stat st;
-    int rc = relfile_segment_name(rf->rf_path, seg, name, sizeof(name));
-    if (rc < 0)
-        return hs_error_set(err, rc, rf->rf_path, HS_NO_BLOCK, "%s", strerror(-rc));
-    int fd = open(name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int fd = open(name, flags | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return hs_error_set(err, -errno, name, HS_NO_BLOCK, "%s", strerror(errno));
-    if (fstat(fd, &st) < 0 || (rc = relfile_add_fd(rf, fd)) < 0) {
-        rc = rc < 0 ? rc : -errno;
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
         close(fd);
-        return hs_error_set(err, rc, name, HS_NO_BLOCK, "%s", strerror(-rc));
+        return hs_error_set(err, -e, name, HS_NO_BLOCK, "fstat: %s", strerror(e));
     }
-    if (!S_ISREG(st.st_mode))
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
         return hs_error_set(err, HS_ENOTHEAP, name, HS_NO_BLOCK,
                             "not a regular file (%s)",
                             S_ISDIR(st.st_mode)    ? "a directory"
                             : S_ISFIFO(st.st_mode) ? "a FIFO"
                             : S_ISSOCK(st.st_mode) ? "a socket"
                                                    : "a device");
-    *size = (uint64_t)st.st_size;
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    if (size)
+        *size = (uint64_t)st.st_size;
+    return fd;
+}
+
+static int open_segment(RelFile *rf, uint32_t seg, uint64_t *size, HsError *err)
+{
+    char name[PATH_MAX];
+    int rc = relfile_segment_name(rf->rf_path, seg, name, sizeof(name));
+    if (rc < 0)
+        return hs_error_set(err, rc, rf->rf_path, HS_NO_BLOCK, "%s", strerror(-rc));
+    int fd = relfile_open_regular(name, O_RDONLY, size, err);
+    if (fd < 0)
+        return fd;
+    if ((rc = relfile_add_fd(rf, fd)) < 0) {
+        close(fd);
+        return hs_error_set(err, rc, name, HS_NO_BLOCK, "%s", strerror(-rc));
+    }
     uint64_t seg_bytes = (uint64_t)rf->rf_seg_blocks * BLCKSZ;
     if (*size % BLCKSZ != 0)
         return hs_error_set(

@@ -77,6 +77,16 @@ int relfile_segment_name(const char *path, uint32_t seg, char *buf, size_t len);
  */
 int relfile_open(RelFile *rf, const char *path, uint32_t seg_blocks, HsError *err);
 
+/*
+ * Open file name with flags (O_RDONLY, O_RDWR, O_DIRECT, ...) only if it is
+ * a regular file: opened without blocking (a FIFO would block in open()),
+ * then refused with HS_ENOTHEAP "not a regular file (a FIFO)" before a
+ * byte is read if it is a FIFO, device, directory or socket.  The
+ * descriptor (O_NONBLOCK cleared again), or a negative code with err
+ * filled; *size gets the file's size (may be NULL).
+ */
+int relfile_open_regular(const char *name, int flags, uint64_t *size, HsError *err);
+
 /* What a directory holds of relation path, from one look at it. */
 typedef struct RelFileDir {
     uint32_t rd_nsegs;   /* 1 + the highest segment number present (0: none) */

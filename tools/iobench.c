@@ -385,6 +385,9 @@ int main(int argc, char **argv)
 {
     Opts o;
     cli_init("iobench");
+    /* Past RLIMIT_FSIZE, writing the scratch file must fail with EFBIG (an
+     * I/O error, its temporary file removed) instead of killing us. */
+    signal(SIGXFSZ, SIG_IGN);
     parse_args(argc, argv, &o);
     return o.o_matrix ? run_matrix(&o) : run_single(&o);
 }

@@ -77,12 +77,16 @@ static uint64_t size_arg(const char *arg)
     uint64_t size;
     if (cli_parse_size(arg, &size) < 0 || size == 0)
         cli_usage_error("--size: '%s' is not a size (e.g. 177MiB, 64M, 8192)", arg);
+    uint64_t below = size / BLCKSZ * BLCKSZ;
+    if (size % BLCKSZ != 0 && below > UINT64_MAX - BLCKSZ) /* no page above it */
+        cli_usage_error("--size: %llu bytes is not a whole number of %d-byte pages "
+                        "(%llu would be)",
+                        (unsigned long long)size, BLCKSZ, (unsigned long long)below);
     if (size % BLCKSZ != 0)
         cli_usage_error("--size: %llu bytes is not a whole number of %d-byte "
                         "pages (%llu or %llu would be)",
-                        (unsigned long long)size, BLCKSZ,
-                        (unsigned long long)(size / BLCKSZ * BLCKSZ),
-                        (unsigned long long)((size / BLCKSZ + 1) * BLCKSZ));
+                        (unsigned long long)size, BLCKSZ, (unsigned long long)below,
+                        (unsigned long long)(below + BLCKSZ));
     return size;
 }
 
@@ -267,9 +271,12 @@ int main(int argc, char **argv)
     install_signals();
     hs_error_clear(&err);
     Progress p = {.pg_quiet = o.quiet, .pg_pages = w.hw_pages};
-    int rc = heapwrite(&w, &cli_stop_signal, on_progress, &p, &err);
+    char note[256];
+    int rc = heapwrite(&w, &cli_stop_signal, on_progress, &p, note, sizeof(note), &err);
     if (p.pg_started)
         cli_progress_end(&p.pg_bar);
+    if (note[0]) /* what a writer that died had left, and was put right */
+        fprintf(stderr, "%s: %s: %s\n", cli_progname, o.path, note);
     if (rc == HS_EINTR) {
         fprintf(stderr, "%s: %s: interrupted by SIG%s; nothing was written\n",
                 cli_progname, o.path, sigabbrev_np(cli_stop_signal));

@@ -409,6 +409,9 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--compare") == 0)
             return run_compare(argc, argv, i);
     parse_args(argc, argv, &o);
+    HsError err;
+    if (bufmgr_check_options(&o.cfg.sc_bufopt, o.path, &err) < 0)
+        return cli_report(&err); /* a usage error before the cache is touched */
     PgXact *px = o.pgdata ? open_cluster(&o) : NULL;
     int status = scan_and_report(&o);
     pgxact_close(px);

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -207,13 +208,18 @@ static int write_pages(const HeapWriteSpec *w, RelFile *rf, Workers *wk,
 }
 
 int heapwrite(const HeapWriteSpec *w, const volatile sig_atomic_t *stop,
-              HeapWriteProgress progress, void *arg, HsError *err)
+              HeapWriteProgress progress, void *arg, char *note, size_t notelen,
+              HsError *err)
 {
     RelFile rf;
     Workers wk;
     int rc = heapgen_check(&w->hw_gen, err);
-    if (rc == 0)
+    if (notelen > 0)
+        note[0] = '\0';
+    if (rc == 0) {
         rc = relfile_create(&rf, w->hw_path, w->hw_seg_blocks, w->hw_replace, err);
+        snprintf(note, notelen, "%s", rf.rf_note);
+    }
     if (rc < 0)
         return rc;
     unsigned char *buf = aligned_alloc(4096, (size_t)BATCH_PAGES * BLCKSZ);

@@ -38,9 +38,12 @@ typedef void (*HeapWriteProgress)(uint64_t pages, void *arg);
  * as it was), as soon as *stop (may be NULL) is non-zero between batches,
  * as a signal handler sets it; else a negative code (HS_EEXIST for a table
  * already there without hw_replace, -errno from the files), also with
- * nothing written.  progress (may be NULL) is called with arg.
+ * nothing written.  progress (may be NULL) is called with arg.  note
+ * (notelen bytes) gets what was cleaned up first of writers that died on
+ * this table (relfile_recover()), or "".
  */
 int heapwrite(const HeapWriteSpec *w, const volatile sig_atomic_t *stop,
-              HeapWriteProgress progress, void *arg, HsError *err);
+              HeapWriteProgress progress, void *arg, char *note, size_t notelen,
+              HsError *err);
 
 #endif

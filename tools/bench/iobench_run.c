@@ -23,6 +23,7 @@
 #include "busguard.h"
 #include "crc32.h"
 #include "page.h"
+#include "relfile.h"
 
 #define IOB_PIECE     ((size_t)1 << 20)          /* bytes written or summed at a time */
 #define IOB_FILL_SEED UINT64_C(0x696f62656e6368) /* "iobench": the file's bytes */
@@ -282,12 +283,10 @@ static int ctx_open(IobCtx *c, HsError *err)
 {
     const IobConfig *cfg = c->c_cfg;
     bool rw = cfg->ic_test == IOB_RND_RW;
-    struct stat st = {0};
-    if ((c->c_fd = open(cfg->ic_path, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC)) < 0)
-        return hs_error_set(err, -errno, cfg->ic_path, HS_NO_BLOCK, "open: %s",
-                            strerror(errno));
-    int rc = fstat(c->c_fd, &st) < 0 ? -errno : 0;
-    c->c_size = (uint64_t)st.st_size;
+    if ((c->c_fd = relfile_open_regular(cfg->ic_path, rw ? O_RDWR : O_RDONLY,
+                                        &c->c_size, err)) < 0)
+        return c->c_fd;
+    int rc = 0;
     if (rc == 0 && c->c_size < cfg->ic_block)
         rc = -EINVAL;
     if (rc == 0 && cfg->ic_method == IOB_MMAP) {
@@ -450,10 +449,9 @@ int iob_run(const IobConfig *cfg, IobResult *res, HsError *err)
 
 int iob_checksum(const char *path, uint32_t *crc, uint64_t *bytes, HsError *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+    int fd = relfile_open_regular(path, O_RDONLY, NULL, err), rc = 0;
     if (fd < 0)
-        return hs_error_set(err, -errno, path, HS_NO_BLOCK, "open: %s",
-                            strerror(errno));
+        return fd;
     unsigned char *buf = malloc(IOB_PIECE);
     uint32_t c = 0;
     *bytes = 0;

@@ -146,19 +146,15 @@ static int each_segment(const char *path, HsError *err,
 {
     for (uint32_t seg = 0;; seg++) {
         char name[PATH_MAX];
-        struct stat st;
         if (relfile_segment_name(path, seg, name, sizeof(name)) < 0)
             return hs_error_set(err, -ENAMETOOLONG, path, HS_NO_BLOCK, "name too long");
-        int fd = open(name, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            if (errno == ENOENT && seg > 0)
-                return 0;
-            return hs_error_set(err, -errno, name, HS_NO_BLOCK, "open: %s",
-                                strerror(errno));
-        }
-        int rc = fstat(fd, &st) < 0 ? hs_error_set(err, -errno, name, HS_NO_BLOCK,
-                                                   "fstat: %s", strerror(errno))
-                                    : fn(name, fd, st.st_size, arg, err);
+        uint64_t size;
+        int fd = relfile_open_regular(name, O_RDONLY, &size, err);
+        if (fd == -ENOENT && seg > 0)
+            return 0;
+        if (fd < 0)
+            return fd; /* a FIFO or device would never end: refused */
+        int rc = fn(name, fd, (off_t)size, arg, err);
         close(fd);
         if (rc < 0)
             return rc;

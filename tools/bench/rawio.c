@@ -41,12 +41,12 @@ static int open_segment(const char *path, uint32_t seg, int flags, char *name,
 {
     if (relfile_segment_name(path, seg, name, len) < 0)
         return hs_error_set(err, -ENAMETOOLONG, path, HS_NO_BLOCK, "name too long");
-    int fd = open(name, O_RDONLY | O_CLOEXEC | flags);
-    if (fd < 0 && errno == ENOENT && seg > 0)
+    HsError e;
+    int fd = relfile_open_regular(name, O_RDONLY | flags, NULL, &e);
+    if (fd == -ENOENT && seg > 0)
         return NO_SEGMENT;
-    if (fd < 0)
-        return hs_error_set(err, -errno, name, HS_NO_BLOCK, "open: %s",
-                            strerror(errno));
+    if (fd < 0 && err)
+        *err = e;
     return fd;
 }
 

@@ -17,6 +17,16 @@ static double per_s(double x, double secs)
     return secs > 0 ? x / secs : 0.0;
 }
 
+/* bytes as "128 MiB" when a whole number of MiB, else "512 KiB". */
+static const char *size_text(size_t bytes, char *buf, size_t len)
+{
+    if (bytes >= (1u << 20) && bytes % (1u << 20) == 0)
+        snprintf(buf, len, "%zu MiB", bytes >> 20);
+    else
+        snprintf(buf, len, "%zu KiB", bytes >> 10);
+    return buf;
+}
+
 /* "read (pool 128 MiB, ring, io-combine 128 KiB, ...)" or "mmap (...)". */
 static const char *access_desc(const BufMgrOptions *bo, bool ring, int workers,
                                char *buf, size_t len)
@@ -29,10 +39,11 @@ static const char *access_desc(const BufMgrOptions *bo, bool ring, int workers,
             snprintf(buf, len, "mmap (%zu KiB windows, madvise %s)",
                      bo->bo_mmap_chunk_bytes >> 10, adv);
     } else {
-        snprintf(buf, len,
-                 "read (pool %zu MiB, %s, io-combine %zu KiB, %d I/O worker%s)",
-                 bo->bo_pool_bytes >> 20, ring ? "ring" : "whole pool",
-                 bo->bo_io_combine_bytes >> 10, workers, workers == 1 ? "" : "s");
+        char pool[32];
+        snprintf(buf, len, "read (pool %s, %s, io-combine %zu KiB, %d I/O worker%s)",
+                 size_text(bo->bo_pool_bytes, pool, sizeof(pool)),
+                 ring ? "ring" : "whole pool", bo->bo_io_combine_bytes >> 10, workers,
+                 workers == 1 ? "" : "s");
         if (ring)
             snprintf(buf + strlen(buf) - 1, len - strlen(buf) + 1, ", ring %zu KiB)",
                      bo->bo_ring_bytes >> 10);
