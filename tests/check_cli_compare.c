@@ -51,6 +51,10 @@ static const char *const readers[] = {
     "seqscan mmap 8M --no-verify",
     "seqscan mmap 32M",
     "seqscan mmap 32M --no-verify",
+    "seqscan read 2 workers",
+    "seqscan read 2 workers --no-verify",
+    "seqscan mmap 8M 2 workers",
+    "seqscan mmap 8M 2 workers --no-verify",
 };
 #define NREADERS (int)(sizeof(readers) / sizeof(readers[0]))
 

@@ -47,7 +47,7 @@ typedef struct Row {
     BufAccess cr_access;      /* COMPARE_SEQSCAN: page access */
     size_t cr_chunk;          /* COMPARE_SEQSCAN mmap: window bytes */
     bool cr_verify;           /* COMPARE_SEQSCAN: verify pages */
-    int cr_workers;           /* COMPARE_POSTGRES: parallel workers */
+    int cr_workers;           /* COMPARE_POSTGRES, COMPARE_SEQSCAN: parallel workers */
     Measure *cr_runs[NCACHE]; /* per cache state, one per round */
     RawResult cr_last;        /* COMPARE_RAW: what the last run counted */
 } Row;
@@ -154,15 +154,20 @@ static int add_scan_rows(Compare *c)
         BufAccess access;
         size_t chunk;
         bool verify;
+        int workers;
     } scans[] = {
-        {"seqscan read", BUF_ACCESS_READ, 0, true},
-        {"seqscan read --no-verify", BUF_ACCESS_READ, 0, false},
-        {"seqscan mmap 8k", BUF_ACCESS_MMAP, 8 << 10, true},
-        {"seqscan mmap 8k --no-verify", BUF_ACCESS_MMAP, 8 << 10, false},
-        {"seqscan mmap 8M", BUF_ACCESS_MMAP, 8 << 20, true},
-        {"seqscan mmap 8M --no-verify", BUF_ACCESS_MMAP, 8 << 20, false},
-        {"seqscan mmap 32M", BUF_ACCESS_MMAP, 32 << 20, true},
-        {"seqscan mmap 32M --no-verify", BUF_ACCESS_MMAP, 32 << 20, false},
+        {"seqscan read", BUF_ACCESS_READ, 0, true, 1},
+        {"seqscan read --no-verify", BUF_ACCESS_READ, 0, false, 1},
+        {"seqscan mmap 8k", BUF_ACCESS_MMAP, 8 << 10, true, 1},
+        {"seqscan mmap 8k --no-verify", BUF_ACCESS_MMAP, 8 << 10, false, 1},
+        {"seqscan mmap 8M", BUF_ACCESS_MMAP, 8 << 20, true, 1},
+        {"seqscan mmap 8M --no-verify", BUF_ACCESS_MMAP, 8 << 20, false, 1},
+        {"seqscan mmap 32M", BUF_ACCESS_MMAP, 32 << 20, true, 1},
+        {"seqscan mmap 32M --no-verify", BUF_ACCESS_MMAP, 32 << 20, false, 1},
+        {"seqscan read 2 workers", BUF_ACCESS_READ, 0, true, 2},
+        {"seqscan read 2 workers --no-verify", BUF_ACCESS_READ, 0, false, 2},
+        {"seqscan mmap 8M 2 workers", BUF_ACCESS_MMAP, 8 << 20, true, 2},
+        {"seqscan mmap 8M 2 workers --no-verify", BUF_ACCESS_MMAP, 8 << 20, false, 2},
     };
     int rc = 0;
     for (size_t i = 0; i < sizeof(scans) / sizeof(scans[0]) && rc >= 0; i++)
@@ -170,7 +175,8 @@ static int add_scan_rows(Compare *c)
                               .cr_kind = COMPARE_SEQSCAN,
                               .cr_access = scans[i].access,
                               .cr_chunk = scans[i].chunk,
-                              .cr_verify = scans[i].verify});
+                              .cr_verify = scans[i].verify,
+                              .cr_workers = scans[i].workers});
     if (rc >= 0 && c->cp_opt.co_bindir != NULL)
         rc = add_row(c, (Row){.cr_name = "PostgreSQL 15 serial",
                               .cr_kind = COMPARE_POSTGRES,
@@ -274,6 +280,7 @@ static int run_scan(const Compare *c, const Row *r, Measure *m, HsError *err)
     cfg.sc_bufopt.bo_access = r->cr_access;
     cfg.sc_bufopt.bo_mmap_chunk_bytes = r->cr_chunk;
     cfg.sc_bufopt.bo_verify = r->cr_verify;
+    cfg.sc_workers = r->cr_workers;
     int rc = scan_run(&cfg, &res, err);
     *m = res.sr_m;
     return rc;
@@ -423,17 +430,17 @@ static void text_cache(const Compare *c, FILE *f, int k)
             caches[k] == CACHE_COLD
                 ? "evicted before each run (fdatasync + POSIX_FADV_DONTNEED)"
                 : "read into the page cache before each run");
-    fprintf(f, "%-30s %9s %9s %9s %8s %8s %8s %8s\n", "reader (times in ms)", "median",
+    fprintf(f, "%-38s %9s %9s %9s %8s %8s %8s %8s\n", "reader (times in ms)", "median",
             "min", "max", "user", "sys", "MB/s", "x dd 1M");
     for (int i = 0; i < c->cp_nrows; i++) {
         const Row *r = &c->cp_rows[i];
         Figures g = figures(c, r, k);
         if (r->cr_kind == COMPARE_POSTGRES)
-            fprintf(f, "%-30s %9.1f %9.1f %9.1f %8s %8s %8.0f %8.2f\n", r->cr_name,
+            fprintf(f, "%-38s %9.1f %9.1f %9.1f %8s %8s %8.0f %8.2f\n", r->cr_name,
                     g.f_med * 1e3, g.f_min * 1e3, g.f_max * 1e3, "-", "-", g.f_mbs,
                     g.f_ratio);
         else
-            fprintf(f, "%-30s %9.1f %9.1f %9.1f %8.1f %8.1f %8.0f %8.2f\n", r->cr_name,
+            fprintf(f, "%-38s %9.1f %9.1f %9.1f %8.1f %8.1f %8.0f %8.2f\n", r->cr_name,
                     g.f_med * 1e3, g.f_min * 1e3, g.f_max * 1e3, g.f_user * 1e3,
                     g.f_sys * 1e3, g.f_mbs, g.f_ratio);
     }
