@@ -217,6 +217,27 @@ START_TEST(segments_are_read_too)
 }
 END_TEST
 
+/* raw_load() brings every segment's bytes, in order, and nothing else. */
+START_TEST(load_brings_every_segment)
+{
+    static unsigned char big[3 << 20];
+    uint64_t x = 42;
+    for (size_t i = 0; i < sizeof(big); i++)
+        big[i] = (unsigned char)tu_xorshift(&x);
+    write_file(tu_path("rel"), (const char *)big, sizeof(big) - 5);
+    write_file(tu_path("rel.1"), (const char *)big + sizeof(big) - 5, 5);
+    unsigned char *buf = NULL;
+    size_t len = 0;
+    HsError err;
+    ck_assert_int_eq(raw_load(tu_path("rel"), &buf, &len, &err), 0);
+    ck_assert_uint_eq(len, sizeof(big));
+    ck_assert_int_eq(memcmp(buf, big, sizeof(big)), 0);
+    free(buf);
+    ck_assert_int_eq(raw_load(tu_path("missing"), &buf, &len, &err), -ENOENT);
+    ck_assert_str_eq(err.file, tu_path("missing"));
+}
+END_TEST
+
 /* A file of 4 pages of 0x5a bytes; returns its path. */
 static const char *four_pages(void)
 {
@@ -297,6 +318,7 @@ int main(int argc, char **argv)
         tcase_add_loop_test(tc, read_counts_as_dd_does, 0, NFILES);
         tcase_add_loop_test(tc, mmap_reads_every_byte, 0, NFILES);
         tcase_add_test(tc, segments_are_read_too);
+        tcase_add_test(tc, load_brings_every_segment);
         tcase_add_test(tc, mmap_reader_names_the_byte_a_file_shrank_under);
         tcase_add_test(tc, raw_run_picks_the_reader);
     }

@@ -18,6 +18,7 @@
 
 #include "busguard.h"
 #include "crc32.h"
+#include "measure.h"
 #include "relfile.h"
 
 #define NO_SEGMENT INT32_MIN
@@ -175,6 +176,45 @@ int raw_read(const char *path, size_t block, bool crc, RawResult *r, HsError *er
     int rc = with_buffer(path, 0, block, sum_consume, &s, r, err);
     r->rr_crc = (uint32_t)s.c;
     return rc;
+}
+
+/* raw_load(): copy what each read() brought into the whole buffer. */
+typedef struct LoadState {
+    unsigned char *dst;
+    size_t len, at;
+} LoadState;
+
+static void load_consume(const unsigned char *buf, size_t n, RawResult *r, void *state)
+{
+    (void)r;
+    LoadState *l = state;
+    size_t take = n < l->len - l->at ? n : l->len - l->at; /* it grew: keep the start */
+    memcpy(l->dst + l->at, buf, take);
+    l->at += take;
+}
+
+int raw_load(const char *path, unsigned char **buf, size_t *len, HsError *err)
+{
+    uint64_t bytes;
+    RawResult r;
+    int rc = file_total_bytes(path, &bytes, err);
+    if (rc < 0)
+        return rc;
+    LoadState l = {.dst = malloc(bytes ? (size_t)bytes : 1), .len = (size_t)bytes};
+    if (l.dst == NULL)
+        return hs_error_set(err, -ENOMEM, path, HS_NO_BLOCK,
+                            "out of memory for %llu bytes", (unsigned long long)bytes);
+    if ((rc = with_buffer(path, 0, 1 << 20, load_consume, &l, &r, err)) == 0 &&
+        l.at < l.len)
+        rc = hs_error_set(err, -EIO, path, HS_NO_BLOCK,
+                          "shrank while it was read: %zu of %zu bytes", l.at, l.len);
+    if (rc < 0) {
+        free(l.dst);
+        return rc;
+    }
+    *buf = l.dst;
+    *len = l.len;
+    return 0;
 }
 
 int raw_direct(const char *path, size_t block, RawResult *r, HsError *err)
