@@ -2,11 +2,11 @@
  * heapwrite.c -- a generated table written by two builders and a flusher
  *                (see heapwrite.h).
  *
- * Entry point: heapwrite.  write_pages() is the loop: the main thread
- * builds the first half of each batch and a helper the second, the batch
- * is appended, and every FLUSH_MIB the flusher is asked to fdatasync what
- * was appended.  Both threads block every signal: the caller's thread
- * takes them and says so through *stop.
+ * Entry point: heapwrite.  write_pages() is the loop: while the main thread
+ * appends one batch, the helper builds the next into the other buffer, and
+ * the main thread joins it as soon as its write is done; every FLUSH_MIB the
+ * flusher is asked to fdatasync what was appended.  Both threads block every
+ * signal: the caller's thread takes them and says so through *stop.
  */
 #include "heapwrite.h"
 
@@ -22,33 +22,46 @@
 
 /*
  * Building pages is most of mkheap's CPU time (a checksum and 75 generated
- * rows a page), and every page is a pure function of its block number, so
- * two threads each build half of every batch: the same bytes, in half the
- * time.  The helper blocks every signal; the main thread handles them.
+ * rows a page), and the write() of a batch is most of the rest (the copy
+ * into the page cache).  Every page is a pure function of its block number,
+ * so the helper builds the next batch while the main thread writes this
+ * one, and both take pages of it from one counter once the write is done:
+ * each builds what it has time for, whatever a write costs on this file
+ * system (on the default table, 0.45-0.6 ms a MiB against ~1 ms a MiB of
+ * building).  The same bytes as building them one by one.
  */
 typedef struct Batch {
     const HeapGenSpec *spec; /* the rows */
     uint64_t rows;           /* rows in the whole table */
     unsigned per_page;       /* rows on every page but maybe the last */
-    uint64_t first_blk;      /* the helper's share: first block, */
+    uint64_t first_blk;      /* the batch being built: its first block, */
     uint32_t n;              /* ... pages, */
     unsigned char *buf;      /* ... and where they go */
+    _Atomic uint32_t next;   /* the next page of it nobody has taken */
     bool quit;               /* the helper is to return */
-    sem_t go;                /* posted: build the share (or quit) */
-    sem_t done;              /* posted by the helper: the share is built */
+    sem_t go;                /* posted: a batch to build (or quit) */
+    sem_t done;              /* posted by the helper: it takes no more pages of
+                                the batch, and the ones it took are built */
 } Batch;
 
-/* Build pages first_blk .. first_blk + n - 1 into buf. */
-static void build_pages(const HeapGenSpec *spec, uint64_t rows, unsigned per_page,
-                        uint64_t first_blk, uint32_t n, unsigned char *buf)
+#define CLAIM_PAGES 2 /* pages taken from the counter at a time */
+
+/* Build pages of b until none is left to take. */
+static void build_share(Batch *b)
 {
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t blk = first_blk + i, first_id = blk * per_page + 1;
-        uint64_t left = rows - (first_id - 1);
-        unsigned on_page = left < per_page ? (unsigned)left : per_page;
-        if (heapgen_page(spec, (uint32_t)blk, (int32_t)first_id, on_page,
-                         buf + (size_t)i * BLCKSZ) < 0)
-            abort(); /* heapgen_tuples_per_page() said they fit: cannot happen */
+    for (;;) {
+        uint32_t i = atomic_fetch_add(&b->next, CLAIM_PAGES);
+        if (i >= b->n)
+            return;
+        uint32_t n = b->n - i < CLAIM_PAGES ? b->n - i : CLAIM_PAGES;
+        for (uint32_t j = i; j < i + n; j++) {
+            uint64_t blk = b->first_blk + j, first_id = blk * b->per_page + 1;
+            uint64_t left = b->rows - (first_id - 1);
+            unsigned on_page = left < b->per_page ? (unsigned)left : b->per_page;
+            if (heapgen_page(b->spec, (uint32_t)blk, (int32_t)first_id, on_page,
+                             b->buf + (size_t)j * BLCKSZ) < 0)
+                abort(); /* heapgen_tuples_per_page() said they fit: cannot happen */
+        }
     }
 }
 
@@ -60,7 +73,7 @@ static void *helper_main(void *arg)
             ;
         if (b->quit)
             return NULL;
-        build_pages(b->spec, b->rows, b->per_page, b->first_blk, b->n, b->buf);
+        build_share(b);
         sem_post(&b->done);
     }
 }
@@ -157,54 +170,75 @@ static void workers_stop(Workers *wk)
     }
 }
 
-/* Build blocks blk .. blk + n - 1 into buf, the helper taking the second half. */
-static void build_batch(Workers *wk, uint64_t blk, uint32_t n, unsigned char *buf)
+/* Start building blocks blk .. blk + n - 1 into buf: the helper begins. */
+static void batch_start(Workers *wk, uint64_t blk, uint32_t n, unsigned char *buf)
 {
     Batch *b = &wk->wk_batch;
-    uint32_t mine = wk->wk_have_helper ? n / 2 : n;
-    if (mine < n) {
-        b->first_blk = blk + mine;
-        b->n = n - mine;
-        b->buf = buf + (size_t)mine * BLCKSZ;
+    b->first_blk = blk;
+    b->n = n;
+    b->buf = buf;
+    atomic_store(&b->next, 0);
+    if (wk->wk_have_helper)
         sem_post(&b->go);
-    }
-    build_pages(b->spec, b->rows, b->per_page, blk, mine, buf);
-    if (mine < n)
-        while (sem_wait(&b->done) < 0 && errno == EINTR)
+}
+
+/* Build what is left of the batch started, and wait for the helper's pages. */
+static void batch_finish(Workers *wk)
+{
+    build_share(&wk->wk_batch);
+    if (wk->wk_have_helper)
+        while (sem_wait(&wk->wk_batch.done) < 0 && errno == EINTR)
             ;
 }
 
-/* Every page of the table, appended batch by batch; 0, an error, or HS_EINTR. */
+/* Ask for an fdatasync of what was appended, every FLUSH_MIB. */
+static void maybe_flush(Workers *wk, RelFile *rf, uint64_t *since_flush, uint32_t n)
+{
+    int fd;
+    uint64_t off;
+    *since_flush += n;
+    if (*since_flush * BLCKSZ < (uint64_t)FLUSH_MIB << 20)
+        return;
+    if (wk->wk_have_flusher && relfile_block_fd(rf, rf->rf_nblocks - 1, &fd, &off) == 0)
+        flusher_kick(&wk->wk_flusher, fd);
+    *since_flush = 0;
+}
+
+/*
+ * Every page of the table, appended batch by batch: batch k + 1 is started
+ * (the helper building it into the other buffer) before batch k is
+ * written.  0, an error, or HS_EINTR.
+ */
 static int write_pages(const HeapWriteSpec *w, RelFile *rf, Workers *wk,
-                       unsigned char *buf, const volatile sig_atomic_t *stop,
+                       unsigned char *buf[2], const volatile sig_atomic_t *stop,
                        HeapWriteProgress progress, void *arg, HsError *err)
 {
     uint64_t since_flush = 0;
+    uint32_t n = w->hw_pages < BATCH_PAGES ? (uint32_t)w->hw_pages : BATCH_PAGES;
+    if (n == 0)
+        return 0;
+    batch_start(wk, 0, n, buf[0]);
+    batch_finish(wk);
     for (uint64_t blk = 0; blk < w->hw_pages;) {
-        if (stop != NULL && *stop)
-            return hs_error_set(err, HS_EINTR, w->hw_path, HS_NO_BLOCK, "interrupted");
-        uint32_t n = w->hw_pages - blk < BATCH_PAGES ? (uint32_t)(w->hw_pages - blk)
-                                                     : BATCH_PAGES;
-        build_batch(wk, blk, n, buf);
-        int rc = relfile_append(rf, buf, n, err);
+        uint64_t next = blk + n, left = w->hw_pages - next;
+        uint32_t next_n = left < BATCH_PAGES ? (uint32_t)left : BATCH_PAGES;
+        unsigned char *page = wk->wk_batch.buf;
+        if (next_n > 0)
+            batch_start(wk, next, next_n, page == buf[0] ? buf[1] : buf[0]);
+        int rc = relfile_append(rf, page, n, err);
+        if (next_n > 0)
+            batch_finish(wk); /* even after an error: the helper must be idle */
         if (rc < 0)
             return rc;
-        blk += n;
-        since_flush += n;
-        if (since_flush * BLCKSZ >= (uint64_t)FLUSH_MIB << 20) {
-            int fd;
-            uint64_t off;
-            if (wk->wk_have_flusher &&
-                relfile_block_fd(rf, rf->rf_nblocks - 1, &fd, &off) == 0)
-                flusher_kick(&wk->wk_flusher, fd);
-            since_flush = 0;
-        }
+        maybe_flush(wk, rf, &since_flush, n);
         if (progress != NULL)
-            progress(blk, arg);
+            progress(next, arg);
+        if (stop != NULL && *stop)
+            return hs_error_set(err, HS_EINTR, w->hw_path, HS_NO_BLOCK, "interrupted");
+        blk = next;
+        n = next_n;
     }
-    return stop != NULL && *stop
-               ? hs_error_set(err, HS_EINTR, w->hw_path, HS_NO_BLOCK, "interrupted")
-               : 0;
+    return 0;
 }
 
 int heapwrite(const HeapWriteSpec *w, const volatile sig_atomic_t *stop,
@@ -222,17 +256,20 @@ int heapwrite(const HeapWriteSpec *w, const volatile sig_atomic_t *stop,
     }
     if (rc < 0)
         return rc;
-    unsigned char *buf = aligned_alloc(4096, (size_t)BATCH_PAGES * BLCKSZ);
-    if (buf == NULL) {
+    unsigned char *buf[2] = {aligned_alloc(4096, (size_t)2 * BATCH_PAGES * BLCKSZ)};
+    if (buf[0] == NULL) {
         relfile_abort(&rf);
         return hs_error_set(err, -ENOMEM, w->hw_path, HS_NO_BLOCK, "out of memory");
     }
+    buf[1] = buf[0] + (size_t)BATCH_PAGES * BLCKSZ;
     workers_start(&wk, w, heapgen_tuples_per_page(&w->hw_gen));
     if (progress != NULL)
         progress(0, arg);
-    rc = write_pages(w, &rf, &wk, buf, stop, progress, arg, err);
+    rc = stop != NULL && *stop
+             ? hs_error_set(err, HS_EINTR, w->hw_path, HS_NO_BLOCK, "interrupted")
+             : write_pages(w, &rf, &wk, buf, stop, progress, arg, err);
     workers_stop(&wk);
-    free(buf);
+    free(buf[0]);
     if (rc == 0)
         return relfile_commit(&rf, err);
     relfile_abort(&rf);
