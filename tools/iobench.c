@@ -68,7 +68,7 @@ static void usage(void)
         "      --sync none|end   end: fsync or msync(MS_SYNC) before the clock stops\n"
         "  -r, --repeat N        runs (default 5, at most %d): best and worst wall\n"
         "                        time, median user and system time\n"
-        "      --matrix          the seed's grid: FILE.200M and FILE.2000M, seq-read\n"
+        "      --matrix          the 2002 grid: FILE.200M and FILE.2000M, seq-read\n"
         "                        and rnd-rw, read and mmap, 1K, 4K and 32 B blocks,\n"
         "                        and rnd-page on --heap TABLE (default FILE.heap, "
         "made\n"

@@ -275,9 +275,9 @@ static bool file_locate(const void *arg, const void *addr, uint64_t *at)
 
 /*
  * Open the file, and map it whole for mmap.  No madvise or fadvise: the
- * kernel's default read-ahead, as the seed had (with the file in the page
- * cache the advice made no difference beyond the noise here).  On failure
- * nothing is left open.
+ * kernel's default read-ahead, as the 2002 experiment had (with the file in
+ * the page cache the advice made no difference beyond the noise here).  On
+ * failure nothing is left open.
  */
 static int ctx_open(IobCtx *c, HsError *err)
 {
