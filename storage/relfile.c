@@ -351,6 +351,48 @@ int relfile_block_fd(const RelFile *rf, uint64_t blkno, int *fd, uint64_t *off)
     return 0;
 }
 
+/* What O_DIRECT asks of buffers on fd's file system: *align, or 0 when the
+ * file system says it cannot do direct I/O; 4096 when it does not say. */
+static int dio_alignment(int fd, uint32_t *align)
+{
+    *align = 4096;
+#ifdef STATX_DIOALIGN
+    struct statx stx;
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) < 0)
+        return errno == ENOSYS ? 0 : -errno;
+    if (stx.stx_mask & STATX_DIOALIGN)
+        *align = stx.stx_dio_offset_align == 0 ? 0 : stx.stx_dio_mem_align;
+#else
+    (void)fd;
+#endif
+    return 0;
+}
+
+int relfile_set_direct(RelFile *rf, uint32_t *mem_align, HsError *err)
+{
+    *mem_align = 0;
+    for (uint32_t seg = 0; seg < rf->rf_nsegs; seg++) {
+        char name[PATH_MAX];
+        uint32_t align;
+        int fd = rf->rf_fds[seg], flags = fcntl(fd, F_GETFL),
+            rc = dio_alignment(fd, &align);
+        relfile_segment_name(rf->rf_path, seg, name, sizeof(name));
+        if (rc == 0 && align != 0 &&
+            (flags < 0 || fcntl(fd, F_SETFL, flags | O_DIRECT) < 0))
+            rc = -errno;
+        if (rc == -EINVAL || (rc == 0 && align == 0))
+            return hs_error_set(err, -EINVAL, name, HS_NO_BLOCK,
+                                "the file system refuses O_DIRECT (--direct); read "
+                                "through the page cache instead (without --direct)");
+        if (rc < 0)
+            return hs_error_set(err, rc, name, HS_NO_BLOCK, "O_DIRECT (--direct): %s",
+                                strerror(-rc));
+        if (align > *mem_align)
+            *mem_align = align;
+    }
+    return 0;
+}
+
 #define RELFILE_MAX_IOV 1024 /* IOV_MAX on Linux: 8 MiB of pages per preadv */
 
 int relfile_readv(RelFile *rf, uint64_t blkno, uint32_t n, void *const *frames,

@@ -134,6 +134,18 @@ int relfile_read(RelFile *rf, uint64_t blkno, uint32_t n, void *buf, HsError *er
 int relfile_readv(RelFile *rf, uint64_t blkno, uint32_t n, void *const *frames,
                   uint32_t *calls, HsError *err);
 
+/*
+ * Make every segment's reads bypass the page cache (O_DIRECT, set on the
+ * open descriptors with fcntl).  Buffers and offsets must then be aligned
+ * as the file system says: statx() STATX_DIOALIGN where the kernel tells
+ * (Linux 6.1), else 4096 bytes is assumed; *mem_align gets the buffer
+ * alignment (offsets and lengths here are whole pages, which every file
+ * system's offset alignment divides).  A file system that refuses O_DIRECT
+ * (ramfs; tmpfs before Linux 6.6) is an error naming the file and the
+ * --direct option, never a silent fallback to the page cache.
+ */
+int relfile_set_direct(RelFile *rf, uint32_t *mem_align, HsError *err);
+
 /* The descriptor and file offset holding block blkno (for mmap). */
 int relfile_block_fd(const RelFile *rf, uint64_t blkno, int *fd, uint64_t *off);
 
