@@ -101,7 +101,12 @@ typedef struct MapSlot {
 struct BufAccessStrategy {
     int32_t *st_ring;      /* ring slots (frame or -1), or NULL: the whole pool */
     uint32_t st_ring_size; /* slots in the ring */
-    uint32_t st_ring_pos;  /* the next slot to reuse */
+    uint32_t st_ring_used; /* slots reused in turn, the first ones: all, or as
+                              many as io_uring's reads in flight need now */
+    uint32_t st_ring_pos;  /* the next slot to reuse (below st_ring_used) */
+    PageIO *st_io;         /* io_uring, a strategy of bufmgr_strategy_new(): the
+                              scan's own ring (a ring is one thread's); NULL:
+                              the buffer manager's bm_io */
 };
 
 /* The read access method's frames and their replacement. */
@@ -132,6 +137,8 @@ struct BufMgr {
     BufStats bm_stats;             /* the counters */
     uint32_t bm_combine;           /* pages one read may bring in */
     PageIO *bm_io;                 /* read access: how runs are read */
+    PageIOConfig bm_iocfg;         /* and how it was opened (each parallel
+                                      scan's io_uring is opened the same way) */
     bool bm_checking;              /* check the invariants at every call */
     bool bm_shared;                /* used by several threads: calls lock */
     pthread_mutex_t bm_mutex;      /* the lock, when shared */

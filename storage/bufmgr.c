@@ -62,7 +62,7 @@ void bufmgr_default_options(BufMgrOptions *o)
     *o = (BufMgrOptions){
         .bo_access = BUF_ACCESS_READ,
         .bo_pool_bytes = BUFMGR_DEFAULT_POOL,
-        .bo_ring_bytes = BUFMGR_DEFAULT_RING,
+        .bo_ring_bytes = BUFMGR_RING_AUTO,
         .bo_strategy = BUF_STRATEGY_AUTO,
         .bo_io_combine_bytes = BUFMGR_DEFAULT_IO_COMBINE,
         .bo_mmap_chunk_bytes = BUFMGR_DEFAULT_MMAP_CHUNK,
@@ -70,30 +70,67 @@ void bufmgr_default_options(BufMgrOptions *o)
         .bo_verify = true,
         .bo_checksum = PAGE_CHECKSUM_HEAPSCAN,
         .bo_io_workers = BUFMGR_IO_WORKERS_AUTO,
+        .bo_io_method = BUFMGR_IO_METHOD_AUTO,
+        .bo_io_depth = BUFMGR_DEFAULT_IO_DEPTH,
         .bo_seg_blocks = RELFILE_SEG_BLOCKS,
     };
+}
+
+size_t bufmgr_ring_bytes(const BufMgrOptions *o)
+{
+    if (o->bo_ring_bytes != BUFMGR_RING_AUTO)
+        return o->bo_ring_bytes;
+    size_t ring = BUFMGR_DEFAULT_RING;
+    if (o->bo_io_method == PAGEIO_URING) { /* room for the reads in flight */
+        size_t grown = ring + (size_t)o->bo_io_depth * o->bo_io_combine_bytes;
+        size_t half = o->bo_pool_bytes / 2 / BLCKSZ * BLCKSZ;
+        ring = grown < half ? grown : half > ring ? half : ring;
+    }
+    return ring;
+}
+
+/* The I/O options' own rules; NULL when they hold. */
+static const char *check_io_options(const BufMgrOptions *o)
+{
+    int m = o->bo_io_method;
+    if (m < BUFMGR_IO_METHOD_AUTO || m > PAGEIO_URING)
+        return "io-method must be sync, worker or io_uring";
+    if (o->bo_io_workers < BUFMGR_IO_WORKERS_AUTO || o->bo_io_workers > 1)
+        return "io-workers must be 0, 1 or auto";
+    if ((o->bo_io_workers == 1 && m != BUFMGR_IO_METHOD_AUTO && m != PAGEIO_WORKER) ||
+        (o->bo_io_workers == 0 && m == PAGEIO_WORKER))
+        return "io-workers contradicts io-method (io-workers 1 is io-method worker, "
+               "0 is sync)";
+    if (o->bo_io_depth < 1 || o->bo_io_depth > PAGEIO_MAX_DEPTH)
+        return "io-depth must be 1 to 256 reads in flight";
+    if (o->bo_io_latency_us > PAGEIO_MAX_LATENCY_US)
+        return "io-latency must be at most 1000000 us (1 s)";
+    if (o->bo_access == BUF_ACCESS_MMAP &&
+        (m == PAGEIO_URING || o->bo_direct || o->bo_io_latency_us > 0))
+        return "io-method io_uring, direct and io-latency need read access (mmap "
+               "issues no reads: its page faults do)";
+    return NULL;
 }
 
 int bufmgr_check_options(const BufMgrOptions *o, const char *path, HsError *err)
 {
     const char *bad = NULL;
+    size_t ring = bufmgr_ring_bytes(o);
     if (o->bo_pool_bytes < 16 * BLCKSZ || o->bo_pool_bytes % BLCKSZ != 0 ||
         o->bo_pool_bytes / BLCKSZ > BUFMGR_MAX_FRAMES)
         bad = "the pool must be a whole number of pages, at least 16 and at most 8 TiB";
-    else if (o->bo_ring_bytes < BLCKSZ || o->bo_ring_bytes % BLCKSZ != 0 ||
-             o->bo_ring_bytes > o->bo_pool_bytes / 2)
+    else if (ring < BLCKSZ || ring % BLCKSZ != 0 || ring > o->bo_pool_bytes / 2)
         bad = "the ring must be a whole number of pages, at most half the pool";
     else if (o->bo_io_combine_bytes < BLCKSZ || o->bo_io_combine_bytes % BLCKSZ != 0 ||
              o->bo_io_combine_bytes > (size_t)PAGEIO_MAX_PAGES * BLCKSZ)
         bad = "io-combine must be a whole number of pages up to 1 MiB";
-    else if (o->bo_io_workers < BUFMGR_IO_WORKERS_AUTO || o->bo_io_workers > 1)
-        bad = "io-workers must be 0, 1 or auto";
+    else if ((bad = check_io_options(o)) != NULL)
+        ;
     else if ((unsigned)o->bo_checksum > PAGE_CHECKSUM_NONE)
         bad = "the checksum must be heapscan, postgres or none";
     else if (o->bo_mmap_chunk_bytes % BLCKSZ != 0)
         bad = "the mmap chunk must be a whole number of pages";
-    else if (o->bo_access == BUF_ACCESS_READ &&
-             o->bo_io_combine_bytes > o->bo_ring_bytes &&
+    else if (o->bo_access == BUF_ACCESS_READ && o->bo_io_combine_bytes > ring &&
              o->bo_strategy != BUF_STRATEGY_NORMAL)
         bad = "io-combine must not exceed the ring";
     if (bad)
@@ -225,6 +262,11 @@ int bufmgr_set_shared(BufMgr *bm, HsError *err)
 int bufmgr_io_workers(const BufMgr *bm)
 {
     return bm->bm_io != NULL && pageio_method(bm->bm_io) == PAGEIO_WORKER;
+}
+
+PageIOMethod bufmgr_io_method(const BufMgr *bm)
+{
+    return bm->bm_io != NULL ? pageio_method(bm->bm_io) : PAGEIO_SYNC;
 }
 
 uint32_t bufmgr_frames(const BufMgr *bm)

@@ -49,6 +49,14 @@
 
 #define BUFMGR_DEFAULT_POOL ((size_t)128 << 20)
 #define BUFMGR_DEFAULT_RING ((size_t)256 << 10)
+/*
+ * bo_ring_bytes: BUFMGR_DEFAULT_RING, and with io_uring that plus io-depth x
+ * io-combine (at most half the pool), as PostgreSQL 18 sizes a bulk-read
+ * ring: the reads in flight hold their frames, so a ring that cannot hold
+ * them evicts its own pages before they are used (see read_stream_depth()).
+ */
+#define BUFMGR_RING_AUTO        ((size_t)0)
+#define BUFMGR_DEFAULT_IO_DEPTH 16 /* PostgreSQL's effective_io_concurrency */
 #define BUFMGR_DEFAULT_IO_COMBINE                                                      \
     ((size_t)128 << 10) /* PostgreSQL 17's io_combine_limit */
 #define BUFMGR_DEFAULT_MMAP_CHUNK ((size_t)8 << 20)
@@ -66,6 +74,9 @@
  * the worker costs more than it saves (120 ms against 86 without it).
  */
 #define BUFMGR_IO_WORKERS_AUTO (-1)
+
+/* bo_io_method: sync or worker, as bo_io_workers says (its default). */
+#define BUFMGR_IO_METHOD_AUTO (-1)
 
 typedef enum BufAccess { BUF_ACCESS_READ, BUF_ACCESS_MMAP } BufAccess;
 
@@ -86,7 +97,8 @@ const char *bufmgr_strategy_name(BufStrategy s);
 typedef struct BufMgrOptions {
     BufAccess bo_access;
     size_t bo_pool_bytes;       /* read: the pool's size */
-    size_t bo_ring_bytes;       /* read: the bulk-read ring's size */
+    size_t bo_ring_bytes;       /* read: the bulk-read ring's size, or
+                                   BUFMGR_RING_AUTO */
     BufStrategy bo_strategy;    /* read: ring or whole pool */
     size_t bo_io_combine_bytes; /* read: most bytes one read brings in (a whole
                                    number of pages, at most PAGEIO_MAX_PAGES) */
@@ -100,12 +112,26 @@ typedef struct BufMgrOptions {
                                    io-combine batch of a scan ahead, 0 = none,
                                    BUFMGR_IO_WORKERS_AUTO = 1 when verifying
                                    with a second CPU allowed */
+    int bo_io_method;           /* read: a PageIOMethod (io_uring, or sync or
+                                   worker, which bo_io_workers must not
+                                   contradict), or BUFMGR_IO_METHOD_AUTO */
+    unsigned bo_io_depth;       /* read, io_uring: combined reads in flight,
+                                   1..PAGEIO_MAX_DEPTH (a scan may use fewer:
+                                   read_stream_depth()) */
+    bool bo_direct;             /* read: O_DIRECT, bypassing the page cache */
+    uint32_t bo_io_latency_us;  /* read: a simulated device -- every read
+                                   request completes no sooner than this
+                                   after its submit (benchmarks; 0: none) */
     uint32_t bo_seg_blocks;     /* pages per segment file */
 } BufMgrOptions;
 
-/* The defaults above, read access, verification on, I/O workers auto, 1 GiB
- * segments. */
+/* The defaults above, read access, verification on, I/O workers auto, the
+ * ring auto, io-depth 16, 1 GiB segments. */
 void bufmgr_default_options(BufMgrOptions *o);
+
+/* The bulk-read ring a scan with options o gets, in bytes (resolving
+ * BUFMGR_RING_AUTO). */
+size_t bufmgr_ring_bytes(const BufMgrOptions *o);
 
 typedef struct BufStats {
     uint64_t bs_hits;       /* pins of a page already in memory and seen before */
@@ -146,6 +172,9 @@ bool bufmgr_uses_ring(const BufMgr *bm);
 
 /* I/O worker threads reading ahead (0 or 1). */
 int bufmgr_io_workers(const BufMgr *bm);
+
+/* How reads are done (read access; PAGEIO_SYNC for mmap). */
+PageIOMethod bufmgr_io_method(const BufMgr *bm);
 
 /* Frames in the pool (read) or pages per window (mmap). */
 uint32_t bufmgr_frames(const BufMgr *bm);

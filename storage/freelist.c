@@ -45,7 +45,7 @@ int32_t freelist_victim(BufMgr *bm, BufAccessStrategy *st)
     int32_t f = -1;
     if (st->st_ring != NULL) {
         int32_t *slot = &st->st_ring[st->st_ring_pos];
-        st->st_ring_pos = (st->st_ring_pos + 1) % st->st_ring_size;
+        st->st_ring_pos = (st->st_ring_pos + 1) % st->st_ring_used;
         if (*slot >= 0 && p->bp_desc[*slot].bd_pins == 0 &&
             p->bp_desc[*slot].bd_usage <= 1)
             f = *slot;

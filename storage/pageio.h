@@ -1,15 +1,20 @@
 /*
  * pageio.h -- how page bytes get from a relation's files into memory: the
- *             I/O methods that run read requests (in line, or on an I/O
- *             worker thread ahead of the caller), and mmap() windows of a
- *             segment.
+ *             I/O methods that run read requests (in line, on an I/O
+ *             worker thread ahead of the caller, or through io_uring with
+ *             many in flight), and mmap() windows of a segment.
  *
  * Entry points: pageio_open(), pageio_submit(), pageio_wait(),
- * pageio_close() run reads; pageio_map() and pageio_unmap() map and unmap
- * a window.  The buffer manager decides what is read and when (its read
- * stream, readstream.c, keeps requests in flight); this module only moves
- * bytes and reports errors with the file and block.  A future I/O method
- * (io_uring) is one more PageIOMethod here.
+ * pageio_read(), pageio_close() run reads; pageio_map() and pageio_unmap()
+ * map and unmap a window.  The buffer manager decides what is read and
+ * when (its read stream, readstream.c, keeps requests in flight); this
+ * module only moves bytes and reports errors with the file and block.
+ * See also: pageio_uring.c -- the io_uring method; relfile.c -- the
+ * segment files, and relfile_set_direct() for O_DIRECT.
+ *
+ * --io-latency is a simulation: every request completes no earlier than
+ * the latency after it was submitted, whatever the method, so a device
+ * with that latency is emulated with the real data behind it.
  */
 #ifndef HEAPSCAN_PAGEIO_H
 #define HEAPSCAN_PAGEIO_H
@@ -36,14 +41,36 @@ const char *pageio_advice_name(PageIOAdvice a);
  */
 #define PAGEIO_MAX_PAGES 128
 
-/* How reads are done. */
+/* How reads are done (PostgreSQL 18's io_method names). */
 typedef enum PageIOMethod {
     PAGEIO_SYNC,   /* relfile_readv() in the caller's thread, at submit */
     PAGEIO_WORKER, /* an I/O worker thread, while the caller works on */
+    PAGEIO_URING,  /* io_uring: up to pc_depth requests in flight, completed in
+                      any order */
 } PageIOMethod;
 
-/* "sync", "worker", NULL. */
+/* "sync", "worker", "io_uring", NULL. */
 extern const char *const pageio_method_names[];
+const char *pageio_method_name(PageIOMethod m);
+
+/*
+ * The most requests io_uring keeps in flight (PostgreSQL caps
+ * effective_io_concurrency at 1000; 256 combined reads of 1 MiB are 256 MiB
+ * in flight, more than any pool here holds).
+ */
+#define PAGEIO_MAX_DEPTH 256
+
+/* The longest simulated latency (1 s): a longer one is a typo. */
+#define PAGEIO_MAX_LATENCY_US 1000000
+
+/* What pageio_open() opens. */
+typedef struct PageIOConfig {
+    PageIOMethod pc_method; /* how reads are done */
+    unsigned pc_depth;      /* PAGEIO_URING: requests in flight, at most
+                               (1..PAGEIO_MAX_DEPTH) */
+    uint32_t pc_latency_us; /* a simulated device: no request completes
+                               sooner after its submit (0: none) */
+} PageIOConfig;
 
 /*
  * One read: blocks pr_blkno .. pr_blkno + pr_n - 1 into pr_pages[0 ..
@@ -56,7 +83,15 @@ typedef struct PageIORequest {
     void *const *pr_pages; /* where each goes */
     bool pr_submitted;     /* submitted and not yet waited for */
     int pr_rc;             /* after wait: 0 or the read's error */
-    uint32_t pr_calls;     /* after wait: the system calls it took */
+    uint32_t pr_calls;     /* after wait: the reads it took (system calls, or
+                              io_uring requests: one per segment it touches,
+                              more after a short read) */
+    unsigned pr_slot;      /* PAGEIO_URING: its slot while submitted */
+    bool pr_inline;        /* PAGEIO_URING, after wait: it was complete when its
+                              submit returned (the page cache had it all, and
+                              no latency is simulated) */
+    bool pr_waited;        /* PAGEIO_URING, after wait: the caller had to wait
+                              for it (the disk, or the simulated latency) */
 } PageIORequest;
 
 /*
@@ -65,38 +100,48 @@ typedef struct PageIORequest {
  * the disk) on one core overlaps the scan on another, as PostgreSQL 18's
  * io_method=worker does: up to PAGEIO_QUEUE requests at a time, done in the
  * order submitted, the next one started as soon as one is done.  It touches
- * nothing but the pages it was given.
+ * nothing but the pages it was given.  PAGEIO_URING is one io_uring of the
+ * thread that uses it (not to be shared between threads): the kernel runs
+ * up to pc_depth requests at once, each split at segment boundaries.
  */
 #define PAGEIO_QUEUE 2
 
 typedef struct PageIO PageIO;
 
 /*
- * Open method m over rf.  A worker thread that cannot be started falls
- * back to PAGEIO_SYNC (pageio_method() says which it is).
+ * Open cfg's method over rf.  A worker thread that cannot be started falls
+ * back to PAGEIO_SYNC (pageio_method() says which it is); an io_uring that
+ * cannot be set up (a kernel without it, seccomp, kernel.io_uring_disabled,
+ * a build without liburing) is an error saying to use another method, never
+ * a silent fallback.
  */
-int pageio_open(PageIO **io, RelFile *rf, PageIOMethod m, HsError *err);
+int pageio_open(PageIO **io, RelFile *rf, const PageIOConfig *cfg, HsError *err);
 
 PageIOMethod pageio_method(const PageIO *io);
 
 /* Requests that may be submitted and not yet waited for: 1 for sync (its
- * submit reads at once), PAGEIO_QUEUE for the worker. */
+ * submit reads at once), PAGEIO_QUEUE for the worker, pc_depth for
+ * io_uring. */
 unsigned pageio_max_in_flight(const PageIO *io);
 
 /* Start r (sync: do it).  Fewer than pageio_max_in_flight() may be
- * outstanding. */
+ * outstanding.  r's pages must stay where they are until it is waited for:
+ * the kernel writes into them meanwhile. */
 void pageio_submit(PageIO *io, PageIORequest *r);
 
-/* Read r now, in the caller's thread, whatever the method: its result, with
- * err (may be NULL) naming the file and block on failure. */
+/* Read r now, in the caller's thread, whatever the method (io_uring: through
+ * its ring, beside the requests in flight): its result, with err (may be
+ * NULL) naming the file and block on failure. */
 int pageio_read(PageIO *io, PageIORequest *r, HsError *err);
 
-/* Wait for r, which must be the oldest outstanding request: its result, with
- * err (may be NULL) naming the file and block on failure. */
+/* Wait for r: its result, with err (may be NULL) naming the file and block
+ * on failure.  Sync and worker: r must be the oldest outstanding request;
+ * io_uring: any (the others' completions are kept for their own wait). */
 int pageio_wait(PageIO *io, PageIORequest *r, HsError *err);
 
-/* Wait for every outstanding request, stop the thread and free io (NULL
- * is fine). */
+/* Wait for every outstanding request, stop the thread or the ring and free
+ * io (NULL is fine).  A request not waited for is complete or cancelled
+ * when this returns: its pages are no longer written. */
 void pageio_close(PageIO *io);
 
 /* A mapped window: npages pages of one segment, starting at block first. */

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "buf_internals.h"
 #include "page.h"
@@ -210,7 +211,8 @@ static int strategy_init(BufMgr *bm, BufAccessStrategy *st, HsError *err)
     *st = (BufAccessStrategy){0};
     if (!bm->bm_pool.bp_use_ring)
         return 0;
-    st->st_ring_size = (uint32_t)(bm->bm_opt.bo_ring_bytes / BLCKSZ);
+    st->st_ring_size = (uint32_t)(bufmgr_ring_bytes(&bm->bm_opt) / BLCKSZ);
+    st->st_ring_used = st->st_ring_size;
     st->st_ring = malloc(st->st_ring_size * sizeof(int32_t));
     if (st->st_ring == NULL)
         return hs_error_set(err, -ENOMEM, bm->bm_rel.rf_path, HS_NO_BLOCK,
@@ -238,42 +240,73 @@ BufAccessStrategy *bufmgr_strategy_new(BufMgr *bm, HsError *err)
         hs_error_set(err, -ENOMEM, bm->bm_rel.rf_path, HS_NO_BLOCK, "out of memory");
         return NULL;
     }
-    if (bm->bm_opt.bo_access == BUF_ACCESS_READ && strategy_init(bm, st, err) < 0) {
-        free(st);
+    *st = (BufAccessStrategy){0};
+    if (bm->bm_opt.bo_access != BUF_ACCESS_READ)
+        return st;
+    /* an io_uring is one thread's: a scan sharing bm gets a ring of its own */
+    if (strategy_init(bm, st, err) < 0 ||
+        (bm->bm_iocfg.pc_method == PAGEIO_URING &&
+         pageio_open(&st->st_io, &bm->bm_rel, &bm->bm_iocfg, err) < 0)) {
+        bufmgr_strategy_free(st);
         return NULL;
     }
-    if (bm->bm_opt.bo_access != BUF_ACCESS_READ)
-        *st = (BufAccessStrategy){0};
     return st;
 }
 
 void bufmgr_strategy_free(BufAccessStrategy *st)
 {
-    if (st != NULL)
+    if (st != NULL) {
+        pageio_close(st->st_io); /* its reads are over before the frames go */
         free(st->st_ring);
+    }
     free(st);
 }
 
 /*
- * How runs are read.  auto: an I/O worker when pages are verified and this
- * thread may run on a second CPU.  With verification (ISA-L's CRC, 12 GB/s
- * here) the worker's copy overlaps the checks: a warm scan of the default
- * table took 26.3-26.6 ms against 45.9-46.5 ms reading in line (quartiles
- * of 15 interleaved runs, 2026-12-01).  Without verification it is no
- * steady gain: the scan then mostly waits for the copy, and depending on
- * where the host puts the two vCPUs one set of 15 runs gave a median of
- * 22.8 ms against 27.7 in line, and the next 52.7 ms against 28.7.
+ * How runs are read: --io-method, or as --io-workers says.  auto: an I/O worker when
+ * pages are verified and this thread may run on a second CPU.  With verification
+ * (ISA-L's CRC, 12 GB/s here) the worker's copy overlaps the checks: a warm scan of the
+ * default table took 26.3-26.6 ms against 45.9-46.5 ms reading in line (quartiles of 15
+ * interleaved runs, 2026-12-01).  Without verification it is no steady gain: the scan
+ * then mostly waits for the copy, and depending on where the host puts the two vCPUs
+ * one set of 15 runs gave a median of 22.8 ms against 27.7 in line, and the next 52.7
+ * ms against 28.7.
  */
-static int open_io(BufMgr *bm, HsError *err)
+static PageIOMethod io_method(const BufMgrOptions *o)
 {
-    const BufMgrOptions *o = &bm->bm_opt;
+    if (o->bo_io_method != BUFMGR_IO_METHOD_AUTO)
+        return (PageIOMethod)o->bo_io_method;
     cpu_set_t cpus;
     bool second_cpu =
         sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) > 1;
     bool worker = o->bo_io_workers > 0 || (o->bo_io_workers == BUFMGR_IO_WORKERS_AUTO &&
                                            o->bo_verify && second_cpu);
-    return pageio_open(&bm->bm_io, &bm->bm_rel, worker ? PAGEIO_WORKER : PAGEIO_SYNC,
-                       err);
+    return worker ? PAGEIO_WORKER : PAGEIO_SYNC;
+}
+
+/* --direct: O_DIRECT on every segment, if the frames are aligned as the file
+ * system needs (they are page-aligned: the pool is one anonymous mapping). */
+static int open_direct(BufMgr *bm, HsError *err)
+{
+    uint32_t align;
+    long page = sysconf(_SC_PAGESIZE);
+    int rc = relfile_set_direct(&bm->bm_rel, &align, err);
+    if (rc == 0 && (page <= 0 || align > (uint32_t)page || (uint32_t)page % align != 0))
+        rc = hs_error_set(err, -EINVAL, bm->bm_rel.rf_path, HS_NO_BLOCK,
+                          "O_DIRECT (--direct) here needs %u-byte aligned buffers, "
+                          "more than the pool's %ld-byte aligned frames",
+                          align, page);
+    return rc;
+}
+
+static int open_io(BufMgr *bm, HsError *err)
+{
+    const BufMgrOptions *o = &bm->bm_opt;
+    int rc = o->bo_direct ? open_direct(bm, err) : 0;
+    bm->bm_iocfg = (PageIOConfig){.pc_method = io_method(o),
+                                  .pc_depth = o->bo_io_depth,
+                                  .pc_latency_us = o->bo_io_latency_us};
+    return rc < 0 ? rc : pageio_open(&bm->bm_io, &bm->bm_rel, &bm->bm_iocfg, err);
 }
 
 static int pool_open(BufMgr *bm, HsError *err)
@@ -356,6 +389,8 @@ static void pool_check(const BufMgr *bm)
     }
     assert(held == in_hash);
     const BufAccessStrategy *st = &p->bp_own;
+    assert(st->st_ring == NULL || (st->st_ring_used <= st->st_ring_size &&
+                                   st->st_ring_pos < st->st_ring_used));
     for (uint32_t i = 0; st->st_ring != NULL && i < st->st_ring_size; i++)
         assert(st->st_ring[i] >= -1 && st->st_ring[i] < (int32_t)p->bp_nframes);
     (void)in_hash, (void)held;

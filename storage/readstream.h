@@ -11,13 +11,18 @@
  *   - I/O combining: a miss is read together with the blocks after it that
  *     the pool does not hold either, up to io-combine (a run), in one
  *     request;
- *   - look-ahead: with an I/O method that can have reads in flight (the
- *     I/O worker; a future io_uring), the next run is started while the
- *     caller works on this one, so at most one run's pages lie read and
- *     unused ahead of the caller besides the one in flight.  With a ring
- *     too small for two runs, or a pool without a ring too small for three,
- *     there is no look-ahead: it would evict its own pages before use.
- * Pages started ahead stay pinned until handed out, so nothing evicts them.
+ *   - look-ahead: with an I/O method that can have reads in flight, the
+ *     next runs are started while the caller works on this one.  The I/O
+ *     worker keeps at most one run's pages read and unused ahead of the
+ *     caller besides the one in flight; io_uring keeps up to io-depth runs
+ *     in flight, completed in any order, handed out in block order.  The
+ *     frames must hold them: with a ring too small for two runs (io_uring:
+ *     depth + 1), or a pool without a ring too small for three (depth + 2),
+ *     the depth shrinks to what fits, down to no look-ahead -- it would
+ *     evict its own pages before use (read_stream_depth()).
+ * Pages started ahead stay pinned until handed out, so nothing evicts them;
+ * a stream ended early waits for its reads in flight before it unpins
+ * their frames, so no read lands in a frame that holds another page.
  */
 #ifndef HEAPSCAN_READSTREAM_H
 #define HEAPSCAN_READSTREAM_H
@@ -46,6 +51,11 @@ ReadStream *read_stream_begin(BufMgr *bm, BufAccessStrategy *st, uint64_t start,
  */
 int read_stream_next(ReadStream *rs, Buffer *buf, const void **page, uint64_t *blkno,
                      HsError *err);
+
+/* Reads a stream over bm through strategy st (NULL: bm's own) keeps in
+ * flight ahead of its caller: 0 without look-ahead (sync, mmap, or frames
+ * too few), up to 2 with the I/O worker, up to io-depth with io_uring. */
+unsigned read_stream_depth(const BufMgr *bm, const BufAccessStrategy *st);
 
 /* Wait for reads in flight, unpin the pages not handed out, and free the
  * stream (NULL is fine). */

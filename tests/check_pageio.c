@@ -35,6 +35,16 @@ static void teardown(void)
     tu_teardown();
 }
 
+/* Open method m (io_uring at depth 4) over rf, or fail the test. */
+static PageIO *open_method(PageIOMethod m)
+{
+    PageIO *io;
+    HsError err;
+    PageIOConfig cfg = {.pc_method = m, .pc_depth = 4};
+    ck_assert_int_eq(pageio_open(&io, &rf, &cfg, &err), 0);
+    return io;
+}
+
 static void assert_numbered(const unsigned char *buf, uint64_t first, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
@@ -50,9 +60,8 @@ static void assert_numbered(const unsigned char *buf, uint64_t first, uint32_t n
 START_TEST(requests_complete_in_order_with_their_own_results)
 {
     PageIOMethod m = (PageIOMethod)_i; /* sync, worker */
-    PageIO *io;
     HsError err;
-    ck_assert_int_eq(pageio_open(&io, &rf, m, &err), 0);
+    PageIO *io = open_method(m);
     ck_assert_int_eq(pageio_method(io), m);
     ck_assert_uint_eq(pageio_max_in_flight(io), m == PAGEIO_WORKER ? PAGEIO_QUEUE : 1);
     for (int round = 0; round < 3; round++) {
@@ -79,7 +88,7 @@ START_TEST(requests_complete_in_order_with_their_own_results)
         pageio_submit(io, &ra);
     }
     pageio_close(io); /* with a request outstanding: it is waited for */
-    ck_assert_int_eq(pageio_open(&io, &rf, m, &err), 0);
+    io = open_method(m);
     usleep(5000);
     pageio_close(io); /* while the worker sleeps */
 }
@@ -89,9 +98,8 @@ END_TEST
  * requests in flight. */
 START_TEST(a_read_now_beside_one_in_flight)
 {
-    PageIO *io;
     HsError err;
-    ck_assert_int_eq(pageio_open(&io, &rf, PAGEIO_WORKER, &err), 0);
+    PageIO *io = open_method(PAGEIO_WORKER);
     PageIORequest ra = {.pr_blkno = 0, .pr_n = 4, .pr_pages = fa};
     PageIORequest rb = {.pr_blkno = 12, .pr_n = 4, .pr_pages = fb};
     pageio_submit(io, &ra);
@@ -129,7 +137,8 @@ START_TEST(names_follow_the_enums)
 {
     ck_assert_str_eq(pageio_method_names[PAGEIO_SYNC], "sync");
     ck_assert_str_eq(pageio_method_names[PAGEIO_WORKER], "worker");
-    ck_assert_ptr_null(pageio_method_names[PAGEIO_WORKER + 1]);
+    ck_assert_str_eq(pageio_method_name(PAGEIO_URING), "io_uring");
+    ck_assert_ptr_null(pageio_method_names[PAGEIO_URING + 1]);
     ck_assert_str_eq(pageio_advice_name(PAGEIO_ADV_WILLNEED), "willneed");
     ck_assert_ptr_null(pageio_advice_names[PAGEIO_ADV_POPULATE + 1]);
 }

@@ -338,7 +338,7 @@ static void page_options(const IobConfig *cfg, uint64_t table_bytes, BufMgrOptio
     if (pool > BUFMGR_DEFAULT_POOL)
         pool = BUFMGR_DEFAULT_POOL;
     o->bo_pool_bytes = (size_t)pool;
-    if (o->bo_ring_bytes > o->bo_pool_bytes / 2)
+    if (bufmgr_ring_bytes(o) > o->bo_pool_bytes / 2)
         o->bo_ring_bytes = o->bo_pool_bytes / 2 / BLCKSZ * BLCKSZ;
 }
 
