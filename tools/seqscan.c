@@ -47,7 +47,9 @@ static void usage(void)
         "not yet read by the server since it was written) or that is not a row of t\n"
         "stops the scan with status 1, naming the block and item.  --pgdata reads\n"
         "the stopped cluster's pg_xact and pg_multixact instead, and its catalog.\n"
-        "\n"
+        "\n",
+        cli_progname, cli_progname);
+    printf(
         "Page access:\n"
         "      --access read|mmap    read: pread into a pool of frames (default);\n"
         "                            mmap: pages are pointers into mapped windows\n"
@@ -57,15 +59,36 @@ static void usage(void)
         "                            (default: ring when the table is over a quarter "
         "of\n"
         "                            the pool)\n"
-        "      --ring SIZE           read: ring size (default 256KiB)\n"
+        "      --ring SIZE           read: ring size (default 256KiB; with io_uring\n"
+        "                            plus io-depth x io-combine, as PostgreSQL 18)\n"
         "      --io-combine SIZE     read: most bytes one preadv reads (default "
         "128KiB;\n"
         "                            8k means one page a call)\n"
-        "      --io-workers 0|1|auto read: an I/O worker thread reads the next batch\n"
-        "                            ahead while the scan works (default auto: one\n"
-        "                            when pages are verified)\n"
+        "      --io-method sync|worker|io_uring  read: how reads are done "
+        "(PostgreSQL\n"
+        "                            18's names): sync in line, worker on an I/O\n"
+        "                            worker thread ahead of the scan, io_uring with\n"
+        "                            --io-depth reads in flight (default: as\n"
+        "                            --io-workers says)\n"
+        "      --io-workers 0|1|auto read: the older spelling: 0 is --io-method sync,\n"
+        "                            1 is worker, auto (default) a worker when pages\n"
+        "                            are verified and a second CPU is there, else "
+        "sync\n"
+        "      --io-depth N          read, io_uring: combined reads in flight "
+        "(default\n"
+        "                            16, as effective_io_concurrency; fewer if the\n"
+        "                            ring or pool cannot hold them)\n"
+        "      --direct              read: O_DIRECT, bypassing the page cache (an "
+        "error\n"
+        "                            where the file system refuses it)\n"
+        "      --io-latency USEC     read: a simulation for benchmarks: every read\n"
+        "                            request completes no sooner than USEC after it\n"
+        "                            was submitted, as on a device with that "
+        "latency\n"
         "      --mmap-chunk SIZE|whole  mmap: window size (default 8M)\n"
-        "      --madvise normal|sequential|willneed|populate  mmap: advice per window\n"
+        "      --madvise normal|sequential|willneed|populate  mmap: advice per "
+        "window\n");
+    printf(
         "Verification and PostgreSQL files:\n"
         "      --no-verify           do not verify pages (measure the I/O path alone)\n"
         "      --checksum heapscan|postgres|none  the page checksum to verify:\n"
@@ -101,8 +124,7 @@ static void usage(void)
         "1 error or refusal (I/O, missing file, not a heap table, a tuple whose\n"
         "visibility is unknown or that is not a row of t, a running cluster), 2 "
         "usage,\n"
-        "3 a page failed verification.\n",
-        cli_progname, cli_progname);
+        "3 a page failed verification.\n");
 }
 
 /* A size option's value, in bytes; whether it fits is the buffer manager's call. */
@@ -191,7 +213,42 @@ enum {
     OPT_CHECKSUM,
     OPT_PGDATA,
     OPT_WORKERS,
+    OPT_IO_METHOD,
+    OPT_IO_DEPTH,
+    OPT_DIRECT,
+    OPT_IO_LATENCY,
 };
+
+/* A count option's value (its range is the buffer manager's call). */
+static unsigned count_arg(const char *opt, const char *arg)
+{
+    uint64_t v;
+    if (cli_parse_u64(arg, 0, UINT32_MAX, &v) < 0)
+        cli_usage_error("%s: '%s' is not a number", opt, arg);
+    return (unsigned)v;
+}
+
+/* The options of the I/O method, into bo. */
+static void parse_io_option(BufMgrOptions *bo, int c, const char *arg)
+{
+    switch (c) {
+    case OPT_IO_WORKERS:
+        bo->bo_io_workers = workers_arg(arg);
+        break;
+    case OPT_IO_METHOD:
+        bo->bo_io_method = cli_choice("--io-method", arg, pageio_method_names);
+        break;
+    case OPT_IO_DEPTH:
+        bo->bo_io_depth = count_arg("--io-depth", arg);
+        break;
+    case OPT_DIRECT:
+        bo->bo_direct = true;
+        break;
+    case OPT_IO_LATENCY:
+        bo->bo_io_latency_us = count_arg("--io-latency", arg);
+        break;
+    }
+}
 
 /* The options that shape the buffer manager, into o->cfg.sc_bufopt. */
 static void parse_buffer_option(Options *o, int c, const char *arg)
@@ -214,9 +271,6 @@ static void parse_buffer_option(Options *o, int c, const char *arg)
     case OPT_IO_COMBINE:
         bo->bo_io_combine_bytes = size_arg("--io-combine", arg);
         break;
-    case OPT_IO_WORKERS:
-        bo->bo_io_workers = workers_arg(arg);
-        break;
     case OPT_MMAP_CHUNK:
         bo->bo_mmap_chunk_bytes = chunk_arg(arg);
         break;
@@ -234,6 +288,8 @@ static void parse_buffer_option(Options *o, int c, const char *arg)
     case OPT_SEGMENT_SIZE:
         bo->bo_seg_blocks = segment_arg(arg);
         break;
+    default:
+        parse_io_option(bo, c, arg);
     }
 }
 
@@ -282,6 +338,10 @@ static void parse_args(int argc, char **argv, Options *o)
         {"ring", required_argument, NULL, OPT_RING},
         {"io-combine", required_argument, NULL, OPT_IO_COMBINE},
         {"io-workers", required_argument, NULL, OPT_IO_WORKERS},
+        {"io-method", required_argument, NULL, OPT_IO_METHOD},
+        {"io-depth", required_argument, NULL, OPT_IO_DEPTH},
+        {"direct", no_argument, NULL, OPT_DIRECT},
+        {"io-latency", required_argument, NULL, OPT_IO_LATENCY},
         {"mmap-chunk", required_argument, NULL, OPT_MMAP_CHUNK},
         {"madvise", required_argument, NULL, OPT_MADVISE},
         {"no-verify", no_argument, NULL, OPT_NO_VERIFY},

@@ -27,11 +27,31 @@ static const char *size_text(size_t bytes, char *buf, size_t len)
     return buf;
 }
 
+/* "0 I/O workers", "io_uring depth 16", ", direct", ", io-latency 200 us
+ * (simulated)": how a read scan's reads were done. */
+static void io_desc(const BufMgrOptions *bo, const ScanResult *x, char *buf, size_t len)
+{
+    size_t n;
+    if (x->sr_io_method == PAGEIO_URING)
+        n = (size_t)snprintf(buf, len, "io_uring depth %u%s", x->sr_io_depth,
+                             x->sr_io_depth < bo->bo_io_depth ? " (all the frames hold)"
+                                                              : "");
+    else
+        n = (size_t)snprintf(buf, len, "%d I/O worker%s", x->sr_io_workers,
+                             x->sr_io_workers == 1 ? "" : "s");
+    if (bo->bo_direct && n < len)
+        n += (size_t)snprintf(buf + n, len - n, ", direct");
+    if (bo->bo_io_latency_us > 0 && n < len)
+        snprintf(buf + n, len - n, ", io-latency %u us (simulated)",
+                 bo->bo_io_latency_us);
+}
+
 /* "read (pool 128 MiB, ring, io-combine 128 KiB, ...)" or "mmap (...)". */
-static const char *access_desc(const BufMgrOptions *bo, bool ring, int workers,
-                               char *buf, size_t len)
+static const char *access_desc(const BufMgrOptions *bo, const ScanResult *x, char *buf,
+                               size_t len)
 {
     const char *adv = pageio_advice_name(bo->bo_advice);
+    char io[128];
     if (bo->bo_access == BUF_ACCESS_MMAP) {
         if (bo->bo_mmap_chunk_bytes == 0)
             snprintf(buf, len, "mmap (whole segments, madvise %s)", adv);
@@ -40,13 +60,13 @@ static const char *access_desc(const BufMgrOptions *bo, bool ring, int workers,
                      bo->bo_mmap_chunk_bytes >> 10, adv);
     } else {
         char pool[32];
-        snprintf(buf, len, "read (pool %s, %s, io-combine %zu KiB, %d I/O worker%s)",
+        io_desc(bo, x, io, sizeof(io));
+        snprintf(buf, len, "read (pool %s, %s, io-combine %zu KiB, %s)",
                  size_text(bo->bo_pool_bytes, pool, sizeof(pool)),
-                 ring ? "ring" : "whole pool", bo->bo_io_combine_bytes >> 10, workers,
-                 workers == 1 ? "" : "s");
-        if (ring)
+                 x->sr_ring ? "ring" : "whole pool", bo->bo_io_combine_bytes >> 10, io);
+        if (x->sr_ring)
             snprintf(buf + strlen(buf) - 1, len - strlen(buf) + 1, ", ring %zu KiB)",
-                     bo->bo_ring_bytes >> 10);
+                     bufmgr_ring_bytes(bo) >> 10);
     }
     return buf;
 }
@@ -92,12 +112,11 @@ static void text_what(FILE *f, const ScanReport *r)
 {
     const ScanResult *x = &r->rp_runs[r->rp_nruns - 1];
     const ScanConfig *cfg = r->rp_cfg;
-    char acc[160], q[64], vd[64], sum[48];
+    char acc[320], q[64], vd[64], sum[48];
     fprintf(f, "table              %s: %llu pages, %llu bytes\n", r->rp_table,
             (unsigned long long)x->sr_pages, (unsigned long long)x->sr_bytes);
-    fprintf(
-        f, "access             %s\n",
-        access_desc(&cfg->sc_bufopt, x->sr_ring, x->sr_io_workers, acc, sizeof(acc)));
+    fprintf(f, "access             %s\n",
+            access_desc(&cfg->sc_bufopt, x, acc, sizeof(acc)));
     fprintf(f, "query              WHERE %s; verify %s\n",
             qual_format(&cfg->sc_qual, q, sizeof(q)),
             verify_desc(&cfg->sc_bufopt, vd, sizeof(vd)));
@@ -193,6 +212,10 @@ static void json_what(JsonWriter *j, const ScanReport *r)
             bufmgr_strategy_name(x->sr_ring ? BUF_STRATEGY_RING : BUF_STRATEGY_NORMAL));
         json_uint(j, "io_combine", bo->bo_io_combine_bytes);
         json_int(j, "io_workers", x->sr_io_workers);
+        json_string(j, "io_method", pageio_method_name(x->sr_io_method));
+        json_uint(j, "io_depth", x->sr_io_depth);
+        json_bool(j, "direct", bo->bo_direct);
+        json_uint(j, "io_latency_us", bo->bo_io_latency_us);
     }
     json_bool(j, "verify", bo->bo_verify);
     json_string(

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "busguard.h"
+#include "readstream.h"
 #include "seqscan.h"
 
 /* What the guarded scan works on; outlives a SIGBUS that cuts it short. */
@@ -83,6 +84,8 @@ static int open_workers(const ScanConfig *cfg, BufMgr **bms, ScanWorker *w, int 
     BufMgrOptions o = cfg->sc_bufopt;
     bool own = o.bo_access == BUF_ACCESS_MMAP;
     o.bo_io_workers = 0; /* the scan workers are the other CPUs' work */
+    if (o.bo_io_method == PAGEIO_WORKER)
+        o.bo_io_method = PAGEIO_SYNC; /* (io_uring stays: a ring per worker) */
     for (int i = 0; i < n; i++) {
         int rc;
         if (i == 0 || own) {
@@ -145,6 +148,8 @@ static int parallel_run(const ScanConfig *cfg, ScanResult *res, HsError *err)
         }
         res->sr_pages = bufmgr_nblocks(bms[0]);
         res->sr_ring = bufmgr_uses_ring(bms[0]);
+        res->sr_io_method = bufmgr_io_method(bms[0]);
+        res->sr_io_depth = read_stream_depth(bms[0], NULL);
     }
     res->sr_workers = n;
     sum_stats(bms, n, &res->sr_buf);
@@ -166,6 +171,8 @@ static int serial_run(const ScanConfig *cfg, ScanResult *res, HsError *err)
     res->sr_pages = bufmgr_nblocks(bm);
     res->sr_ring = bufmgr_uses_ring(bm);
     res->sr_io_workers = bufmgr_io_workers(bm);
+    res->sr_io_method = bufmgr_io_method(bm);
+    res->sr_io_depth = read_stream_depth(bm, NULL);
     res->sr_workers = 1;
     res->sr_worker_pages[0] = res->sr_pages - res->sr_pages_skipped;
     res->sr_buf = *bufmgr_stats(bm);

@@ -57,6 +57,8 @@ typedef struct ScanResult {
     double sr_resident_before; /* page-cache residency when the run started */
     bool sr_ring;              /* the bulk-read ring was used */
     int sr_io_workers;         /* I/O worker threads the scan had (read access) */
+    PageIOMethod sr_io_method; /* how its reads were done (read access) */
+    unsigned sr_io_depth;      /* reads its stream kept in flight ahead, at most */
     int sr_workers;            /* threads that scanned (1: a serial scan) */
     uint64_t sr_worker_pages[PARALLEL_MAX_WORKERS]; /* pages each walked */
     double sr_worker_seconds[PARALLEL_MAX_WORKERS]; /* and how long each took */
