@@ -56,7 +56,10 @@ static void usage(void)
         "                        rnd-page: --ops random pages of the heap table FILE\n"
         "                        through the buffer manager\n"
         "  -m, --method M        read (default): pread/pwrite through a buffer;\n"
-        "                        mmap: the file mapped whole, MAP_SHARED, memcpy\n"
+        "                        mmap: the file mapped whole, MAP_SHARED, memcpy;\n"
+        "                        io_uring: --io-depth reads and writes in flight,\n"
+        "                        a buffer each (seq-read and rnd-rw)\n"
+        "      --io-depth N      io_uring: operations in flight (default 16)\n"
         "  -b, --block SIZE      a power of two from 32 B to 1M (default 1K)\n"
         "  -s, --file-size SIZE  default 200M (--matrix: a list, default 200M,2000M)\n"
         "  -n, --ops N           rnd-rw, rnd-page: operations (default 10000)\n"
@@ -148,6 +151,12 @@ static void parse_one(Opts *o, int c, const char *arg)
     case 'y':
         o->o_row.rw_cfg.ic_sync = (IobSync)cli_choice("--sync", arg, iob_sync_names);
         break;
+    case 'd':
+        if (cli_parse_u64(arg, 1, IOB_MAX_DEPTH, &v) < 0)
+            cli_usage_error("--io-depth: '%s' is not a count in 1..%d", arg,
+                            IOB_MAX_DEPTH);
+        o->o_row.rw_cfg.ic_depth = (unsigned)v;
+        break;
     case 'r':
         if (cli_parse_u64(arg, 1, IOB_MAX_RUNS, &v) < 0)
             cli_usage_error("--repeat: '%s' is not a count in 1..%d", arg,
@@ -163,7 +172,10 @@ static void check_opts(const Opts *o)
     static const struct {
         char letter;
         const char *name;
-    } not_matrix[] = {{'t', "--test"}, {'m', "--method"}, {'b', "--block"}},
+    } not_matrix[] = {{'t', "--test"},
+                      {'m', "--method"},
+                      {'b', "--block"},
+                      {'d', "--io-depth"}},
       not_page[] = {{'b', "--block"},
                     {'s', "--file-size"},
                     {'w', "--write-pct"},
@@ -179,6 +191,12 @@ static void check_opts(const Opts *o)
         cli_usage_error("--heap is for --matrix (rnd-page takes the table as FILE)");
     if (o->o_nsizes > 1)
         cli_usage_error("--file-size: a list is for --matrix");
+    if (o->o_set['d'] && o->o_row.rw_cfg.ic_method != IOB_URING)
+        cli_usage_error("--io-depth is for --method io_uring");
+    if (o->o_row.rw_cfg.ic_test == IOB_RND_PAGE &&
+        o->o_row.rw_cfg.ic_method == IOB_URING)
+        cli_usage_error("--method io_uring is for seq-read and rnd-rw (rnd-page reads "
+                        "through the buffer manager, one page at a time)");
     if (o->o_row.rw_cfg.ic_test == IOB_RND_PAGE) {
         for (size_t i = 0; i < sizeof(not_page) / sizeof(not_page[0]); i++)
             if (o->o_set[(int)not_page[i].letter])
@@ -200,6 +218,7 @@ static void parse_args(int argc, char **argv, Opts *o)
     static const struct option longopts[] = {
         {"test", required_argument, NULL, 't'},
         {"method", required_argument, NULL, 'm'},
+        {"io-depth", required_argument, NULL, 'd'},
         {"block", required_argument, NULL, 'b'},
         {"file-size", required_argument, NULL, 's'},
         {"ops", required_argument, NULL, 'n'},
@@ -222,7 +241,8 @@ static void parse_args(int argc, char **argv, Opts *o)
                                      .ic_block = 1024,
                                      .ic_ops = 10000,
                                      .ic_write_pct = 50,
-                                     .ic_seed = 1},
+                                     .ic_seed = 1,
+                                     .ic_depth = 16},
                           .rw_cache = IOB_CACHE_STABLE,
                           .rw_runs = 5},
                 .o_sizes = {(uint64_t)200 << 20},

@@ -34,17 +34,26 @@ static size_t row_block(const IobRow *r)
     return r->rw_cfg.ic_test == IOB_RND_PAGE ? (size_t)BLCKSZ : r->rw_cfg.ic_block;
 }
 
+/* " (depth 16)" for io_uring, else "". */
+static const char *depth_text(const IobConfig *c, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (c->ic_method == IOB_URING)
+        snprintf(buf, len, " (depth %u)", c->ic_depth);
+    return buf;
+}
+
 void iob_report_text(FILE *f, const IobRow *r)
 {
     const IobConfig *c = &r->rw_cfg;
     const IobResult *s = &r->rw_res;
     const Spread *w = &r->rw_spread.mp_wall;
-    char b[32], fs[32];
+    char b[32], fs[32], d[32];
     fprintf(f,
-            "%s: %s, method %s, block %s, file %s (%llu bytes), seed %llu, %u run%s, "
+            "%s: %s, method %s%s, block %s, file %s (%llu bytes), seed %llu, %u run%s, "
             "cache %s, sync %s\n",
             c->ic_path, iob_test_name(c->ic_test), iob_method_name(c->ic_method),
-            iob_size_name(row_block(r), b, sizeof(b)),
+            depth_text(c, d, sizeof(d)), iob_size_name(row_block(r), b, sizeof(b)),
             iob_size_name(r->rw_file_bytes, fs, sizeof(fs)),
             (unsigned long long)r->rw_file_bytes, (unsigned long long)c->ic_seed,
             r->rw_runs, r->rw_runs == 1 ? "" : "s", iob_cache_name(r->rw_cache),
@@ -103,6 +112,8 @@ void iob_report_json(JsonWriter *j, const IobRow *r)
     json_uint(j, "file_bytes", r->rw_file_bytes);
     json_string(j, "test", iob_test_name(c->ic_test));
     json_string(j, "method", iob_method_name(c->ic_method));
+    if (c->ic_method == IOB_URING)
+        json_uint(j, "io_depth", c->ic_depth);
     json_uint(j, "block", row_block(r));
     json_uint(j, "ops", s->ir_ops);
     json_uint(j, "reads", s->ir_reads);

@@ -30,7 +30,7 @@
 #define IOB_GOLDEN    UINT64_C(0x9E3779B97F4A7C15)
 
 const char *const iob_test_names[] = {"seq-read", "rnd-rw", "rnd-page", NULL};
-const char *const iob_method_names[] = {"read", "mmap", NULL};
+const char *const iob_method_names[] = {"read", "mmap", "io_uring", NULL};
 const char *const iob_sync_names[] = {"none", "end", NULL};
 const char *const iob_cache_names[] = {"stable", "cold", NULL};
 
@@ -71,7 +71,7 @@ typedef struct IobCtx {
 } IobCtx;
 
 /* splitmix64: one 64-bit add and two multiplies a number, full period. */
-static uint64_t iob_next(uint64_t *state)
+uint64_t iob_next(uint64_t *state)
 {
     uint64_t z = (*state += IOB_GOLDEN);
     z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
@@ -205,13 +205,19 @@ static inline int get_block(IobCtx *c, uint64_t off, size_t n, HsError *err)
  * before the clock started) stamped in its first and last 8 bytes with a
  * word drawn from (seed, i), so every write is distinct and deterministic.
  */
+void iob_stamp_write(const IobConfig *cfg, unsigned char *buf, uint64_t i)
+{
+    size_t n = cfg->ic_block;
+    uint64_t state = cfg->ic_seed ^ (i + 1) * IOB_GOLDEN;
+    uint64_t w = iob_next(&state) | UINT64_C(0x0101010101010101);
+    memcpy(buf, &w, sizeof(w));
+    memcpy(buf + n - sizeof(w), &w, sizeof(w));
+}
+
 static inline int put_block(IobCtx *c, uint64_t off, uint64_t i, HsError *err)
 {
     size_t n = c->c_cfg->ic_block;
-    uint64_t state = c->c_cfg->ic_seed ^ (i + 1) * IOB_GOLDEN;
-    uint64_t w = iob_next(&state) | UINT64_C(0x0101010101010101);
-    memcpy(c->c_wbuf, &w, sizeof(w));
-    memcpy(c->c_wbuf + n - sizeof(w), &w, sizeof(w));
+    iob_stamp_write(c->c_cfg, c->c_wbuf, i);
     if (c->c_map != NULL) {
         memcpy(c->c_map + off, c->c_wbuf, n);
     } else {
@@ -260,6 +266,8 @@ static int file_work(void *arg, HsError *err)
     const IobConfig *cfg = c->c_cfg;
     if (cfg->ic_after_open)
         cfg->ic_after_open(cfg->ic_path, cfg->ic_hook_arg);
+    if (cfg->ic_method == IOB_URING)
+        return iob_uring_work(cfg, c->c_fd, c->c_size, c->c_res, err);
     return cfg->ic_test == IOB_SEQ_READ ? seq_read(c, err) : rnd_rw(c, err);
 }
 
@@ -419,11 +427,23 @@ static int ctx_buffers(IobCtx *c, HsError *err)
     return 0;
 }
 
+void iob_fill_write_buffer(const IobConfig *cfg, unsigned char *buf)
+{
+    uint64_t state = cfg->ic_seed;
+    fill_random(buf, cfg->ic_block, &state);
+}
+
 int iob_run(const IobConfig *cfg, IobResult *res, HsError *err)
 {
     IobCtx c = {.c_cfg = cfg, .c_fd = -1, .c_res = res};
     MeasureStart ms;
     memset(res, 0, sizeof(*res));
+    if (cfg->ic_method == IOB_URING &&
+        (cfg->ic_test == IOB_RND_PAGE || cfg->ic_depth < 1 ||
+         cfg->ic_depth > IOB_MAX_DEPTH))
+        return hs_error_set(err, HS_EUSAGE, cfg->ic_path, HS_NO_BLOCK,
+                            "io_uring runs seq-read and rnd-rw, at a depth of 1 to %d",
+                            IOB_MAX_DEPTH);
     if (cfg->ic_test == IOB_RND_PAGE)
         return run_pages(cfg, res, err);
     int rc = ctx_buffers(&c, err);

@@ -18,13 +18,16 @@
  *   rnd-page  ops random 8 KiB pages of a heap table through the buffer
  *             manager, under its read or its mmap access method.
  * The methods: read copies with pread()/pwrite() through one buffer; mmap
- * maps the whole file MAP_SHARED and memcpy()s out of and into the mapping.
+ * maps the whole file MAP_SHARED and memcpy()s out of and into the mapping;
+ * io_uring keeps ic_depth reads and writes in flight, a buffer each
+ * (iobench_uring.c; seq-read and rnd-rw).
  *
  * Invariant: the sequence of rnd-rw operations (offsets, read or write, and
  * the bytes each write puts down) is a pure function of (seed, block, file
  * size, ops, write_pct), whatever the method.  Each block ends up holding
  * the bytes of its last write, so running the sequence again leaves the file
- * as it was after the first run, and both methods leave byte-identical files.
+ * as it was after the first run, and every method leaves byte-identical
+ * files (io_uring never has two operations on one block in flight).
  */
 #ifndef HEAPSCAN_IOBENCH_RUN_H
 #define HEAPSCAN_IOBENCH_RUN_H
@@ -40,6 +43,7 @@
 
 #define IOB_MIN_BLOCK ((size_t)32)
 #define IOB_MAX_BLOCK ((size_t)1 << 20)
+#define IOB_MAX_DEPTH 256 /* io_uring: operations in flight, at most */
 
 typedef enum IobTest {
     IOB_SEQ_READ, /* every block in order */
@@ -52,11 +56,12 @@ extern const char *const iob_test_names[];
 const char *iob_test_name(IobTest test);
 
 typedef enum IobMethod {
-    IOB_READ, /* pread/pwrite through one buffer */
-    IOB_MMAP, /* the file mapped whole, memcpy out and in */
+    IOB_READ,  /* pread/pwrite through one buffer */
+    IOB_MMAP,  /* the file mapped whole, memcpy out and in */
+    IOB_URING, /* io_uring, ic_depth operations in flight (not rnd-page) */
 } IobMethod;
 
-/* "read", "mmap", NULL. */
+/* "read", "mmap", "io_uring", NULL. */
 extern const char *const iob_method_names[];
 const char *iob_method_name(IobMethod method);
 
@@ -91,6 +96,7 @@ typedef struct IobConfig {
     unsigned ic_write_pct; /* rnd-rw: percentage of operations that write */
     uint64_t ic_seed;      /* rnd-rw, rnd-page: the sequence derives from it */
     IobSync ic_sync;       /* whether the run syncs before the clock stops */
+    unsigned ic_depth;     /* io_uring: operations in flight (1..IOB_MAX_DEPTH) */
     /* Called once the file is open (and mapped), before the first block;
      * tests shrink the file there.  NULL for none. */
     void (*ic_after_open)(const char *path, void *arg);
@@ -126,6 +132,19 @@ int iob_file_ensure(const char *path, uint64_t size, const volatile sig_atomic_t
  * the file and, for a short read or write, the block.
  */
 int iob_run(const IobConfig *cfg, IobResult *res, HsError *err);
+
+/* What iobench_uring.c shares with iobench_run.c: the splitmix64 sequence,
+ * and the bytes write i of a run puts down (the write buffer, drawn from the
+ * seed, stamped with a word drawn from (seed, i) in its first and last 8
+ * bytes). */
+uint64_t iob_next(uint64_t *state);
+void iob_fill_write_buffer(const IobConfig *cfg, unsigned char *buf);
+void iob_stamp_write(const IobConfig *cfg, unsigned char *buf, uint64_t i);
+
+/* seq-read or rnd-rw of cfg under io_uring on fd (size bytes), counts into
+ * res (iobench_uring.c). */
+int iob_uring_work(const IobConfig *cfg, int fd, uint64_t size, IobResult *res,
+                   HsError *err);
 
 /* zlib crc32 of every byte of path into *crc, its length into *bytes. */
 int iob_checksum(const char *path, uint32_t *crc, uint64_t *bytes, HsError *err);
