@@ -222,6 +222,56 @@ START_TEST(options_are_checked_where_they_are_kept)
 }
 END_TEST
 
+/* The I/O options too: io-depth, io-latency, contradicting io-workers, and
+ * what mmap access cannot do; the ring io_uring gets by default. */
+START_TEST(io_options_are_checked_where_they_are_kept)
+{
+    const char *path = t0();
+    static const struct {
+        int method, workers;
+        unsigned depth;
+        uint32_t latency;
+        bool mmap, direct;
+        const char *why;
+    } bad[] = {
+        {PAGEIO_URING, BUFMGR_IO_WORKERS_AUTO, 0, 0, false, false, "io-depth must be"},
+        {PAGEIO_URING, BUFMGR_IO_WORKERS_AUTO, 257, 0, false, false,
+         "io-depth must be"},
+        {PAGEIO_URING, 1, 16, 0, false, false, "io-workers contradicts io-method"},
+        {PAGEIO_SYNC, BUFMGR_IO_WORKERS_AUTO, 16, 1000001, false, false, "io-latency"},
+        {PAGEIO_URING + 1, BUFMGR_IO_WORKERS_AUTO, 16, 0, false, false,
+         "io-method must"},
+        {BUFMGR_IO_METHOD_AUTO, BUFMGR_IO_WORKERS_AUTO, 16, 0, true, true,
+         "read access"},
+        {BUFMGR_IO_METHOD_AUTO, BUFMGR_IO_WORKERS_AUTO, 16, 5, true, false,
+         "read access"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        BufMgrOptions o;
+        bufmgr_default_options(&o);
+        o.bo_io_method = bad[i].method;
+        o.bo_io_workers = bad[i].workers;
+        o.bo_io_depth = bad[i].depth;
+        o.bo_io_latency_us = bad[i].latency;
+        o.bo_access = bad[i].mmap ? BUF_ACCESS_MMAP : BUF_ACCESS_READ;
+        o.bo_direct = bad[i].direct;
+        BufMgr *bm;
+        HsError err;
+        ck_assert_int_eq(bufmgr_open(&bm, path, &o, &err), HS_EUSAGE);
+        ck_assert_msg(strstr(err.msg, bad[i].why) != NULL, "%s", err.msg);
+    }
+    BufMgrOptions o;
+    bufmgr_default_options(&o);
+    ck_assert_uint_eq(bufmgr_ring_bytes(&o), 256 << 10);
+    o.bo_io_method = PAGEIO_URING; /* PostgreSQL 18: 256 KiB + depth x combine */
+    ck_assert_uint_eq(bufmgr_ring_bytes(&o), (256 << 10) + 16 * (128 << 10));
+    o.bo_pool_bytes = 1 << 20; /* at most half the pool */
+    ck_assert_uint_eq(bufmgr_ring_bytes(&o), 512 << 10);
+    o.bo_ring_bytes = 64 << 10; /* as given */
+    ck_assert_uint_eq(bufmgr_ring_bytes(&o), 64 << 10);
+}
+END_TEST
+
 /* With checking on, every call asserts the invariants: a workload of
  * scans, single reads, pins held across them, a damaged page and a ring,
  * under each access method (_i), runs without one firing; and the state is
@@ -301,6 +351,7 @@ static Suite *bufmgr_suite(void)
     tcase_add_test(tc, all_frames_pinned_is_an_error_not_a_hang);
     tcase_add_test(tc, files_that_are_not_tables);
     tcase_add_test(tc, options_are_checked_where_they_are_kept);
+    tcase_add_test(tc, io_options_are_checked_where_they_are_kept);
     tcase_add_loop_test(tc, invariants_hold_through_every_call, 0, 2);
 #ifndef NDEBUG
     tcase_add_test_raise_signal(tc, a_second_release_is_caught, SIGABRT);

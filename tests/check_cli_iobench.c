@@ -361,6 +361,10 @@ START_TEST(usage_errors)
         {{"--matrix", "--block", "4K"}, "--block is not for --matrix"},
         {{"-t", "rnd-page", "-b", "4K"}, "--block is not for --test rnd-page"},
         {{"-t", "rnd-page", "--sync", "end"}, "--sync is not for --test rnd-page"},
+        {{"--io-depth", "4"}, "--io-depth is for --method io_uring"},
+        {{"-m", "io_uring", "--io-depth", "0"}, "--io-depth: '0' is not a count"},
+        {{"-m", "io_uring", "-t", "rnd-page"}, "--method io_uring is for seq-read"},
+        {{"--matrix", "--io-depth", "4"}, "--io-depth is not for --matrix"},
         {{"--bogus"}, "--help"},
     };
     const char *f = tu_path("f");

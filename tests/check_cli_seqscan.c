@@ -101,6 +101,50 @@ START_TEST(json_has_every_figure)
 }
 END_TEST
 
+/* --io-method, --io-depth, --direct and --io-latency: the same answer and
+ * counters under every method; the JSON and the text say how it read. */
+START_TEST(io_methods_give_one_answer)
+{
+    const char *t = table("t", "20000");
+    static const char *const m[][6] = {
+        {"--io-method", "sync"},
+        {"--io-method", "worker"},
+        {"--io-method", "io_uring"},
+        {"--io-method", "io_uring", "--io-depth", "1", "--io-latency", "50"},
+        {"--io-workers", "1", "--io-method", "worker", "--io-latency", "50"},
+    };
+    static const char *const names[] = {"sync", "worker", "io_uring", "io_uring",
+                                        "worker"};
+    for (int i = 0; i < 5; i++) {
+        TuRun *r =
+            tu_runl(0, seqscan, "--json", "--where", "k >= 500000", m[i][0], m[i][1],
+                    m[i][2] ? m[i][2] : "--repeat", m[i][3] ? m[i][3] : "1",
+                    m[i][4] ? m[i][4] : "--repeat", m[i][5] ? m[i][5] : "1", t, NULL);
+        ck_assert_msg(r->status == 0, "%s", r->err);
+        char want[64];
+        snprintf(want, sizeof(want), "\"io_method\": \"%s\"", names[i]);
+        ck_assert_msg(strstr(r->out, want) != NULL, "no %s in %s", want, r->out);
+        ck_assert_int_eq(json_int(r->out, "rows_returned"), 10074);
+        ck_assert_int_eq(json_int(r->out, "reads"), 267);
+        ck_assert_int_eq(json_int(r->out, "read_calls"), 17);
+        ck_assert_int_eq(json_int(r->out, "io_depth"), i == 0             ? 0
+                                                       : i == 1 || i == 4 ? 2
+                                                       : i == 2           ? 16
+                                                                          : 1);
+        ck_assert_int_eq(json_int(r->out, "io_latency_us"), i >= 3 ? 50 : 0);
+    }
+    TuRun *r =
+        tu_runl(0, seqscan, "--io-method", "io_uring", "--io-latency", "10", t, NULL);
+    ck_assert_msg(r->status == 0, "%s", r->err);
+    ck_assert_msg(strstr(r->out, "io-combine 128 KiB, io_uring depth 16, io-latency 10 "
+                                 "us (simulated))") != NULL,
+                  "%s", r->out);
+    r = tu_runl(0, seqscan, "--io-method", "io_uring", "--strategy", "ring", t, NULL);
+    ck_assert_msg(strstr(r->out, "io_uring depth 16, ring 2304 KiB)") != NULL, "%s",
+                  r->out);
+}
+END_TEST
+
 /* A table whose name holds a quote and a backslash is named in valid JSON. */
 START_TEST(json_escapes_the_table_name)
 {
@@ -241,6 +285,21 @@ static const struct {
     {{"--workers", "0", "T"}, 2, "--workers: '0' is not a count in 1..64 or auto"},
     {{"--workers", "65", "T"}, 2, "--workers"},
     {{"--buffers", "9T", "--strategy", "normal", "T"}, 2, "at most 8 TiB"},
+    {{"--io-method", "aio", "T"},
+     2,
+     "--io-method: 'aio' is not one of sync, worker, io_uring"},
+    {{"--io-method", "sync", "--io-workers", "1", "T"},
+     2,
+     "io-workers contradicts io-method"},
+    {{"--io-method", "worker", "--io-workers", "0", "T"},
+     2,
+     "io-workers contradicts io-method"},
+    {{"--io-depth", "0", "T"}, 2, "io-depth must be 1 to 256"},
+    {{"--io-depth", "257", "T"}, 2, "io-depth must be 1 to 256"},
+    {{"--io-depth", "x", "T"}, 2, "--io-depth: 'x' is not a number"},
+    {{"--io-latency", "1000001", "T"}, 2, "io-latency must be at most 1000000 us"},
+    {{"--access", "mmap", "--direct", "T"}, 2, "need read access"},
+    {{"--access", "mmap", "--io-method", "io_uring", "T"}, 2, "need read access"},
     {{NULL}, 2, "no TABLE given"},
     {{"T", "T"}, 2, "more than one TABLE"},
 };
@@ -499,6 +558,9 @@ int main(void)
     tcase_add_test(tc, sum_is_exact_past_int8);
     tcase_add_test(tc, undecided_tuples_and_other_schemas_are_refused);
     tcase_add_test(tc, text_report);
+#if HEAPSCAN_HAVE_URING
+    tcase_add_test(tc, io_methods_give_one_answer);
+#endif
     tcase_add_test(tc, corrupt_page_exits_3_naming_the_block);
     tcase_add_loop_test(tc, errors_and_exit_statuses, 0,
                         sizeof(cases) / sizeof(cases[0]));

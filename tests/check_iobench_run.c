@@ -66,12 +66,13 @@ START_TEST(one_run_counts_its_operations)
 {
     const char *f = tu_path("f");
     make_file(f, 64 << 10);
-    for (int m = IOB_READ; m <= IOB_MMAP; m++) {
+    for (int m = IOB_READ; m <= (HEAPSCAN_HAVE_URING ? IOB_URING : IOB_MMAP); m++) {
         IobConfig cfg = {.ic_path = f,
                          .ic_test = IOB_SEQ_READ,
                          .ic_method = (IobMethod)m,
                          .ic_block = 4096,
-                         .ic_seed = 1};
+                         .ic_seed = 1,
+                         .ic_depth = 4};
         IobResult res;
         HsError err;
         ck_assert_int_eq(iob_run(&cfg, &res, &err), 0);
@@ -142,12 +143,64 @@ START_TEST(the_grid_runs_every_row)
 }
 END_TEST
 
+/* io_uring gives what read gives: the same sums of seq-read (with a last
+ * partial block), the same file after rnd-rw with reads among the writes,
+ * at depth 1 and 64; and refuses rnd-page and a depth out of range. */
+START_TEST(io_uring_gives_what_read_gives)
+{
+    const char *f = tu_path("f");
+    static const unsigned depth[] = {1, 64};
+    for (int d = 0; d < 2; d++) {
+        IobResult want[2], got[2];
+        uint32_t crc[2];
+        for (int m = 0; m < 2; m++) {
+            make_file(f, (64 << 10) + 100);
+            IobConfig cfg = {.ic_path = f,
+                             .ic_test = IOB_SEQ_READ,
+                             .ic_method = m ? IOB_URING : IOB_READ,
+                             .ic_block = 4096,
+                             .ic_ops = 3000,
+                             .ic_write_pct = 30,
+                             .ic_seed = 5,
+                             .ic_depth = depth[d]};
+            IobResult *r = m ? got : want;
+            HsError err;
+            uint64_t bytes;
+            ck_assert_msg(iob_run(&cfg, &r[0], &err) == 0, "%s", err.msg);
+            cfg.ic_test = IOB_RND_RW;
+            ck_assert_msg(iob_run(&cfg, &r[1], &err) == 0, "%s", err.msg);
+            ck_assert_int_eq(iob_checksum(f, &crc[m], &bytes, &err), 0);
+            unlink(f);
+        }
+        ck_assert_uint_eq(got[0].ir_ops, 17);
+        ck_assert_uint_eq(got[0].ir_bytes, (64 << 10) + 100);
+        ck_assert_uint_eq(got[0].ir_sum, want[0].ir_sum);
+        ck_assert_uint_eq(got[1].ir_reads, want[1].ir_reads);
+        ck_assert_uint_eq(got[1].ir_writes, want[1].ir_writes);
+        ck_assert_uint_eq(got[1].ir_sum, want[1].ir_sum);
+        ck_assert_uint_eq(crc[1], crc[0]);
+    }
+    IobConfig cfg = {.ic_path = make_table(),
+                     .ic_test = IOB_RND_PAGE,
+                     .ic_method = IOB_URING,
+                     .ic_ops = 10,
+                     .ic_depth = 4};
+    IobResult res;
+    HsError err;
+    ck_assert_int_eq(iob_run(&cfg, &res, &err), HS_EUSAGE);
+    cfg.ic_test = IOB_SEQ_READ;
+    cfg.ic_depth = 0;
+    ck_assert_int_eq(iob_run(&cfg, &res, &err), HS_EUSAGE);
+}
+END_TEST
+
 START_TEST(names_beside_the_enums)
 {
     ck_assert_str_eq(iob_test_name(IOB_RND_PAGE), "rnd-page");
     ck_assert_ptr_null(iob_test_names[IOB_RND_PAGE + 1]);
     ck_assert_str_eq(iob_method_name(IOB_MMAP), "mmap");
-    ck_assert_ptr_null(iob_method_names[IOB_MMAP + 1]);
+    ck_assert_str_eq(iob_method_name(IOB_URING), "io_uring");
+    ck_assert_ptr_null(iob_method_names[IOB_URING + 1]);
     ck_assert_str_eq(iob_sync_name(IOB_SYNC_END), "end");
     ck_assert_ptr_null(iob_sync_names[IOB_SYNC_END + 1]);
     ck_assert_str_eq(iob_cache_name(IOB_CACHE_STABLE), "stable");
@@ -229,6 +282,9 @@ int main(void)
     tcase_add_test(tc, a_row_is_measured_and_checksummed);
     tcase_add_test(tc, the_grid_runs_every_row);
     tcase_add_test(tc, names_beside_the_enums);
+#if HEAPSCAN_HAVE_URING
+    tcase_add_test(tc, io_uring_gives_what_read_gives);
+#endif
     tcase_add_test(tc, a_file_shrunk_under_the_mapping_is_an_error);
     suite_add_tcase(s, tc);
     return tu_run_suite(s);

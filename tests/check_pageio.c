@@ -1,12 +1,15 @@
 /*
- * check_pageio.c -- the I/O methods (in line and the I/O worker) and mmap
- *                   windows: every request gets its own pages and result,
- *                   in order, whatever the method; errors name the block.
+ * check_pageio.c -- the I/O methods (in line, the I/O worker, io_uring) and
+ *                   mmap windows: every request gets its own pages and
+ *                   result, whatever the method; errors name the block; a
+ *                   simulated latency holds every request back.  The
+ *                   io_uring method's faults: check_pageio_uring.c.
  */
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pageio.h"
@@ -59,11 +62,13 @@ static void assert_numbered(const unsigned char *buf, uint64_t first, uint32_t n
  * result: one crosses into segment 1, one runs past the end. */
 START_TEST(requests_complete_in_order_with_their_own_results)
 {
-    PageIOMethod m = (PageIOMethod)_i; /* sync, worker */
+    PageIOMethod m = (PageIOMethod)_i; /* sync, worker, io_uring */
     HsError err;
     PageIO *io = open_method(m);
     ck_assert_int_eq(pageio_method(io), m);
-    ck_assert_uint_eq(pageio_max_in_flight(io), m == PAGEIO_WORKER ? PAGEIO_QUEUE : 1);
+    ck_assert_uint_eq(pageio_max_in_flight(io), m == PAGEIO_WORKER  ? PAGEIO_QUEUE
+                                                : m == PAGEIO_URING ? 4
+                                                                    : 1);
     for (int round = 0; round < 3; round++) {
         PageIORequest ra = {.pr_blkno = 6, .pr_n = 4, .pr_pages = fa};
         PageIORequest rb = {.pr_blkno = 17, .pr_n = 4, .pr_pages = fb};
@@ -82,7 +87,7 @@ START_TEST(requests_complete_in_order_with_their_own_results)
         ck_assert_int_eq(rb.pr_rc, -EINVAL);
         ck_assert_int_eq(err.block, 17);
     }
-    if (m == PAGEIO_WORKER) {
+    if (m != PAGEIO_SYNC) {
         PageIORequest ra = {.pr_blkno = 0, .pr_n = 4, .pr_pages = fa};
         usleep(5000); /* past the worker's spin: it sleeps, and is woken */
         pageio_submit(io, &ra);
@@ -133,6 +138,34 @@ START_TEST(windows_stop_at_the_segment_and_the_end)
 }
 END_TEST
 
+/* --io-latency: no request completes sooner than the latency after its
+ * submit, under every method (_i); the read itself is real. */
+START_TEST(a_simulated_latency_holds_every_request_back)
+{
+    PageIO *io;
+    HsError err;
+    PageIOConfig cfg = {
+        .pc_method = (PageIOMethod)_i, .pc_depth = 4, .pc_latency_us = 20000};
+    ck_assert_int_eq(pageio_open(&io, &rf, &cfg, &err), 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    PageIORequest ra = {.pr_blkno = 0, .pr_n = 4, .pr_pages = fa};
+    PageIORequest rb = {.pr_blkno = 12, .pr_n = 4, .pr_pages = fb};
+    ck_assert_int_eq(pageio_read(io, &ra, &err), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    ck_assert_msg(s >= 0.020, "read in %f s", s);
+    assert_numbered(a, 0, 4);
+    pageio_submit(io, &rb);
+    ck_assert_int_eq(pageio_wait(io, &rb, &err), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    s = (double)(t0.tv_sec - t1.tv_sec) + (t0.tv_nsec - t1.tv_nsec) * 1e-9;
+    ck_assert_msg(s >= 0.020, "submitted and waited for in %f s", s);
+    assert_numbered(b, 12, 4);
+    pageio_close(io);
+}
+END_TEST
+
 START_TEST(names_follow_the_enums)
 {
     ck_assert_str_eq(pageio_method_names[PAGEIO_SYNC], "sync");
@@ -144,12 +177,17 @@ START_TEST(names_follow_the_enums)
 }
 END_TEST
 
+/* The I/O methods this build has: io_uring only with liburing. */
+#define NMETHODS (HEAPSCAN_HAVE_URING ? 3 : 2)
+
 static Suite *pageio_suite(void)
 {
     Suite *s = suite_create("pageio");
     TCase *tc = tcase_create("methods");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_loop_test(tc, requests_complete_in_order_with_their_own_results, 0, 2);
+    tcase_add_loop_test(tc, requests_complete_in_order_with_their_own_results, 0,
+                        NMETHODS);
+    tcase_add_loop_test(tc, a_simulated_latency_holds_every_request_back, 0, NMETHODS);
     tcase_add_test(tc, a_read_now_beside_one_in_flight);
     tcase_add_test(tc, windows_stop_at_the_segment_and_the_end);
     tcase_add_test(tc, names_follow_the_enums);
