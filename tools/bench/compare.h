@@ -1,8 +1,9 @@
 /*
  * compare.h -- the comparison, the project's main job: every raw way of
  *              reading a table (the C readers and the external commands
- *              they mirror), seqscan under read() and mmap() with and
- *              without verification, and PostgreSQL 15 scanning the same
+ *              they mirror, fio among them), seqscan under read() and
+ *              mmap() with and without verification, sync and io_uring,
+ *              buffered and direct, and PostgreSQL 15 scanning the same
  *              bytes, cold then warm, interleaved round by round.
  *
  * Entry points: compare_open() sizes the table and lays out the rows;
@@ -17,7 +18,9 @@
  * then warm) and each round, every row runs once, in the same order, with
  * the cache prepared the same way right before it; a row's figures are
  * the median, min and max over the rounds, and its ratio is its median over
- * the median of "dd bs=1M" in the same cache state.
+ * the median of "dd bs=1M" in the same cache state.  compare_claim_1998()
+ * answers the 1998 experiment's "async I/O won't help a sequential scan"
+ * from the cold figures.
  */
 #ifndef HEAPSCAN_COMPARE_H
 #define HEAPSCAN_COMPARE_H
@@ -38,9 +41,10 @@ typedef enum CompareKind {
     COMPARE_COMMAND,  /* wc, wc -l or dd as a child process */
     COMPARE_SEQSCAN,  /* scan_run() */
     COMPARE_POSTGRES, /* PostgreSQL 15's SELECT * FROM t WHERE k = -1 */
+    COMPARE_FIO,      /* fio reading the table (fiorun.h), when it is installed */
 } CompareKind;
 
-/* "c-reader", "command", "seqscan", "postgres" (the CSV's and JSON's kind),
+/* "c-reader", "command", "seqscan", "postgres", "fio" (the CSV's and JSON's kind),
  * in the enum's order, NULL after the last. */
 extern const char *const compare_kind_names[];
 const char *compare_kind_name(CompareKind kind);
@@ -83,7 +87,15 @@ bool compare_has_postgres(const Compare *c);
 int compare_run(Compare *c, const volatile sig_atomic_t *stop, CompareProgress progress,
                 void *arg, HsError *err);
 
-/* The table of figures, cold and warm, as text. */
+/*
+ * One sentence answering "async I/O won't help a sequential scan" (1998)
+ * from the cold medians on this machine: seqscan with io_uring against
+ * sync, buffered (where the kernel's read-ahead already overlaps the disk)
+ * and direct (where it does not), with dd bs=1M beside them.
+ */
+void compare_claim_1998(const Compare *c, char *buf, size_t len);
+
+/* The table of figures, cold and warm, as text, and the sentence. */
 void compare_write_text(const Compare *c, FILE *f);
 
 /* The same figures written to the file path as CSV, or as JSON. */
