@@ -7,6 +7,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -407,12 +408,26 @@ static int read_in_line(PageIO *io, PageIORequest *r, HsError *err)
     return rc;
 }
 
+/*
+ * io_uring with every slot taken (several streams, or single reads, sharing
+ * one buffer manager share its depth): the request is read in line, its
+ * result kept in r and its error in io_err for its wait.
+ */
+#define NO_SLOT UINT_MAX
+
 void pageio_submit(PageIO *io, PageIORequest *r)
 {
     assert(!r->pr_submitted && r->pr_n >= 1 && r->pr_n <= PAGEIO_MAX_PAGES);
     r->pr_submitted = true;
-    if (io->io_uring != NULL) {
+    if (io->io_uring != NULL && !pageio_uring_full(io->io_uring)) {
         pageio_uring_submit(io->io_uring, r, pageio_deadline(io->io_latency_us));
+        return;
+    }
+    if (io->io_uring != NULL) {
+        r->pr_slot = NO_SLOT;
+        r->pr_inline = true;
+        r->pr_waited = false;
+        r->pr_rc = read_in_line(io, r, &io->io_err);
         return;
     }
     if (io->io_worker != NULL) {
@@ -425,7 +440,7 @@ void pageio_submit(PageIO *io, PageIORequest *r)
 
 int pageio_read(PageIO *io, PageIORequest *r, HsError *err)
 {
-    if (io->io_uring != NULL) {
+    if (io->io_uring != NULL) { /* through the ring (in line when it is full) */
         pageio_submit(io, r);
         return pageio_wait(io, r, err);
     }
@@ -436,7 +451,10 @@ int pageio_wait(PageIO *io, PageIORequest *r, HsError *err)
 {
     assert(r->pr_submitted);
     r->pr_submitted = false;
-    if (io->io_uring != NULL)
+    if (io->io_uring != NULL && r->pr_slot == NO_SLOT) {
+        if (r->pr_rc < 0 && err != NULL)
+            *err = io->io_err;
+    } else if (io->io_uring != NULL)
         r->pr_rc = pageio_uring_wait(io->io_uring, r, err);
     else if (io->io_worker != NULL)
         r->pr_rc = worker_wait(io->io_worker, &r->pr_calls, err);

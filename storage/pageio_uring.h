@@ -9,6 +9,7 @@
 #ifndef HEAPSCAN_PAGEIO_URING_H
 #define HEAPSCAN_PAGEIO_URING_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "pageio.h"
@@ -25,6 +26,9 @@ int pageio_uring_open(PageIOUring **u, RelFile *rf, unsigned depth, HsError *err
 
 /* Requests it may have in flight. */
 unsigned pageio_uring_depth(const PageIOUring *u);
+
+/* Whether every slot is taken (depth requests in flight). */
+bool pageio_uring_full(const PageIOUring *u);
 
 /* Hand r to the kernel (fewer than depth outstanding); it is done no sooner
  * than deadline (CLOCK_MONOTONIC ns, 0: no simulated latency). */

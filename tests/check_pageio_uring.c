@@ -51,6 +51,8 @@ int __wrap___io_uring_get_cqe(struct io_uring *ring, struct io_uring_cqe **cqe_p
 
 static int init_fails; /* io_uring_queue_init_params fails with this (-errno) */
 static struct {
+    bool armed;          /* any fault set (else completions are not even counted:
+                            a parallel scan's threads take them at once) */
     bool on[MAX_FAULTS]; /* rewrite the Nth completion taken (1-based) */
     int res[MAX_FAULTS]; /* with this result (-errno, 0: an end of file), or
                             SHORT_BY */
@@ -69,7 +71,7 @@ int __wrap___io_uring_get_cqe(struct io_uring *ring, struct io_uring_cqe **cqe_p
                               unsigned submit, unsigned wait_nr, sigset_t *sigmask)
 {
     int rc = __real___io_uring_get_cqe(ring, cqe_ptr, submit, wait_nr, sigmask);
-    if (rc != 0 || *cqe_ptr == NULL || ++inject.seen >= MAX_FAULTS ||
+    if (rc != 0 || *cqe_ptr == NULL || !inject.armed || ++inject.seen >= MAX_FAULTS ||
         !inject.on[inject.seen])
         return rc;
     struct io_uring_cqe *c = *cqe_ptr; /* the CQ ring is mapped writable */
@@ -82,6 +84,7 @@ int __wrap___io_uring_get_cqe(struct io_uring *ring, struct io_uring_cqe **cqe_p
 static void arm(int nth, int res)
 {
     memset(&inject, 0, sizeof(inject));
+    inject.armed = nth > 0;
     inject.on[nth] = nth > 0;
     inject.res[nth] = res;
 }
@@ -89,7 +92,7 @@ static void arm(int nth, int res)
 /* And the nth as well. */
 static void arm_also(int nth, int res)
 {
-    inject.on[nth] = true;
+    inject.armed = inject.on[nth] = true;
     inject.res[nth] = res;
 }
 
@@ -235,6 +238,62 @@ START_TEST(requests_are_waited_for_in_any_order)
     ck_assert_int_eq(pageio_read(io, &r[2], &err), 0);
     pageio_submit(io, &r[1]);
     pageio_close(io); /* with one outstanding: waited for */
+}
+END_TEST
+
+/* More requests than the depth (several streams or single reads sharing one
+ * buffer manager): the ones over are read in line, with their own results;
+ * and two streams over one io_uring interleaved, with single reads between,
+ * each get their pages. */
+START_TEST(more_requests_than_the_depth_are_read_in_line)
+{
+    static unsigned char b[3][4 * BLCKSZ];
+    void *fb[3][4];
+    PageIORequest r[3];
+    HsError err;
+    PageIO *io = open_uring(2);
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < 4; i++)
+            fb[k][i] = b[k] + (size_t)i * BLCKSZ;
+        r[k] = (PageIORequest){
+            .pr_blkno = k == 2 ? 18 : (uint64_t)k * 5, .pr_n = 4, .pr_pages = fb[k]};
+        pageio_submit(io, &r[k]);
+    }
+    ck_assert_int_eq(pageio_wait(io, &r[2], &err), -EINVAL); /* in line, past the end */
+    ck_assert_int_eq(err.block, 18);
+    for (int k = 1; k >= 0; k--)
+        ck_assert_int_eq(pageio_wait(io, &r[k], &err), 0);
+    pageio_close(io);
+
+    const char *path = tu_make_heap("t2", 10000, 59, 100, 1, 0, false);
+    BufMgrOptions o;
+    bufmgr_default_options(&o);
+    o.bo_io_method = PAGEIO_URING;
+    o.bo_io_depth = 2;
+    o.bo_io_combine_bytes = 16 << 10;
+    o.bo_io_latency_us = 200; /* so the depth grows */
+    BufMgr *bm = tu_open_bm(path, &o);
+    ReadStream *rs[2] = {read_stream_begin(bm, NULL, 0, 60, &err),
+                         read_stream_begin(bm, NULL, 60, 134, &err)};
+    uint64_t next[2] = {0, 60}, blk;
+    Buffer buf, one;
+    const void *page;
+    for (int step = 0; step < 60; step++)
+        for (int s = 0; s < 2; s++) {
+            ck_assert_int_eq(read_stream_next(rs[s], &buf, &page, &blk, &err), 1);
+            ck_assert_uint_eq(blk, next[s]++);
+            bufmgr_release(bm, buf);
+            /* a block the first stream handed out (one a stream is still
+             * reading may not be asked for: the pool does not wait for
+             * another's read) */
+            ck_assert_int_eq(bufmgr_read(bm, next[0] - 1, &one, &page, &err), 0);
+            bufmgr_release(bm, one);
+        }
+    read_stream_end(rs[0]);
+    read_stream_end(rs[1]);
+    ck_assert_uint_eq(bufmgr_pins_held(bm), 0);
+    ck_assert_uint_eq(bufmgr_stats(bm)->bs_verify_failures, 0);
+    bufmgr_close(bm);
 }
 END_TEST
 
@@ -499,6 +558,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, a_short_read_is_resumed);
         tcase_add_test(tc, failures_name_the_block);
         tcase_add_test(tc, requests_are_waited_for_in_any_order);
+        tcase_add_test(tc, more_requests_than_the_depth_are_read_in_line);
         tcase_add_test(tc, an_io_uring_refused_names_the_alternative);
         tcase_add_test(tc, a_failed_read_ahead_names_its_block);
         tcase_add_test(tc, a_stream_ended_with_reads_in_flight_waits_for_them);
