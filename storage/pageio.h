@@ -119,6 +119,10 @@ int pageio_open(PageIO **io, RelFile *rf, const PageIOConfig *cfg, HsError *err)
 
 PageIOMethod pageio_method(const PageIO *io);
 
+/* Whether io_uring can be set up here (built with liburing, and the kernel
+ * lets this process have a ring): the benchmarks leave its rows out if not. */
+bool pageio_uring_available(void);
+
 /* Requests that may be submitted and not yet waited for: 1 for sync (its
  * submit reads at once), PAGEIO_QUEUE for the worker, pc_depth for
  * io_uring. */

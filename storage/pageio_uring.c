@@ -82,6 +82,15 @@ bool pageio_uring_full(const PageIOUring *u)
     return u->u_nfree == 0;
 }
 
+bool pageio_uring_available(void)
+{
+    struct io_uring ring;
+    if (io_uring_queue_init(2, &ring, 0) < 0)
+        return false;
+    io_uring_queue_exit(&ring);
+    return true;
+}
+
 /* ---- setting up ------------------------------------------------------------ */
 
 /* An SQ of depth entries (the kernel rounds up to a power of two) and a CQ
@@ -398,6 +407,11 @@ bool pageio_uring_full(const PageIOUring *u)
 {
     (void)u;
     return true;
+}
+
+bool pageio_uring_available(void)
+{
+    return false;
 }
 
 void pageio_uring_submit(PageIOUring *u, PageIORequest *r, uint64_t deadline)

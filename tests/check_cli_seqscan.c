@@ -101,6 +101,7 @@ START_TEST(json_has_every_figure)
 }
 END_TEST
 
+#if HEAPSCAN_HAVE_URING
 /* --io-method, --io-depth, --direct and --io-latency: the same answer and
  * counters under every method; the JSON and the text say how it read. */
 START_TEST(io_methods_give_one_answer)
@@ -144,6 +145,8 @@ START_TEST(io_methods_give_one_answer)
                   r->out);
 }
 END_TEST
+#endif
+
 
 /* A table whose name holds a quote and a backslash is named in valid JSON. */
 START_TEST(json_escapes_the_table_name)

@@ -143,6 +143,7 @@ START_TEST(the_grid_runs_every_row)
 }
 END_TEST
 
+#if HEAPSCAN_HAVE_URING
 /* io_uring gives what read gives: the same sums of seq-read (with a last
  * partial block), the same file after rnd-rw with reads among the writes,
  * at depth 1 and 64; and refuses rnd-page and a depth out of range. */
@@ -193,6 +194,8 @@ START_TEST(io_uring_gives_what_read_gives)
     ck_assert_int_eq(iob_run(&cfg, &res, &err), HS_EUSAGE);
 }
 END_TEST
+#endif
+
 
 START_TEST(names_beside_the_enums)
 {

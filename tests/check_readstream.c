@@ -178,6 +178,7 @@ START_TEST(a_damaged_page_is_skipped_and_the_stream_goes_on)
 }
 END_TEST
 
+#if HEAPSCAN_HAVE_URING
 /* Every page of bm in order, folded into one CRC, with its counters. */
 static uint32_t stream_crc(BufMgr *bm, uint64_t *pages)
 {
@@ -281,6 +282,8 @@ START_TEST(the_depth_is_what_the_frames_hold)
     }
 }
 END_TEST
+#endif
+
 
 /* The I/O methods this build has: io_uring only with liburing. */
 #define NMETHODS (HEAPSCAN_HAVE_URING ? 3 : 2)
