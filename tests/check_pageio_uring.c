@@ -483,17 +483,28 @@ static bool direct_works_in(const char *dir)
     return fd >= 0;
 }
 
-static char refusing[64]; /* the file system mounted that refuses O_DIRECT */
+static char refusing[64];      /* the file system mounted that refuses O_DIRECT */
+static char refused_mnt[4096]; /* where direct_is_refused_clearly mounts it */
+
+/* Unmount it whatever the test did (a failed assertion ends the test before
+ * its own umount), then remove the test's directory. */
+static void refused_teardown(void)
+{
+    if (refused_mnt[0] != '\0')
+        umount2(refused_mnt, MNT_DETACH);
+    refused_mnt[0] = '\0';
+    tu_teardown();
+}
 
 /* A file system that refuses O_DIRECT: seqscan --direct fails naming the
  * option and says what to do instead; without --direct it scans. */
 START_TEST(direct_is_refused_clearly)
 {
-    char mnt[4096], t[4200];
-    snprintf(mnt, sizeof(mnt), "%s/mnt", tu_dir);
-    ck_assert_int_eq(mkdir(mnt, 0700), 0);
-    ck_assert_int_eq(mount("heapscan-test", mnt, refusing, 0, NULL), 0);
-    snprintf(t, sizeof(t), "%s/t", mnt);
+    char t[4200];
+    snprintf(refused_mnt, sizeof(refused_mnt), "%s/mnt", tu_dir);
+    ck_assert_int_eq(mkdir(refused_mnt, 0700), 0);
+    ck_assert_int_eq(mount("heapscan-test", refused_mnt, refusing, 0, NULL), 0);
+    snprintf(t, sizeof(t), "%s/t", refused_mnt);
     TuRun *r = tu_runl(0, tu_tool("MKHEAP"), "-q", "--rows", "3000", t, (char *)NULL);
     ck_assert_int_eq(r->status, 0);
     static const char *const methods[] = {"sync", "io_uring"};
@@ -507,7 +518,7 @@ START_TEST(direct_is_refused_clearly)
     }
     r = tu_runl(0, tu_tool("SEQSCAN"), t, (char *)NULL);
     ck_assert_int_eq(r->status, 0);
-    umount(mnt);
+    umount(refused_mnt);
 }
 END_TEST
 
@@ -551,7 +562,7 @@ int main(int argc, char **argv)
         tcase_add_test(tc, direct_reads_match_buffered_ones);
     } else if (strcmp(mode, "refused") == 0) {
         tu_require(find_refusing_fs(why, sizeof(why)), TU_NEED_OTHER, "%s", why);
-        tcase_add_checked_fixture(tc, tu_setup, tu_teardown);
+        tcase_add_checked_fixture(tc, tu_setup, refused_teardown);
         tcase_add_test(tc, direct_is_refused_clearly);
     } else {
         tcase_add_checked_fixture(tc, setup, teardown);
