@@ -483,26 +483,29 @@ static bool direct_works_in(const char *dir)
     return fd >= 0;
 }
 
-static char refusing[64];      /* the file system mounted that refuses O_DIRECT */
-static char refused_mnt[4096]; /* where direct_is_refused_clearly mounts it */
+static char refusing[64];    /* the file system mounted that refuses O_DIRECT */
+static char refused_mnt[64]; /* where direct_is_refused_clearly mounts it */
 
-/* Unmount it whatever the test did (a failed assertion ends the test before
- * its own umount), then remove the test's directory. */
+/* The mount point, made before the test's process is forked and removed
+ * after it ends, in the runner's process: a failed assertion ends the
+ * test's process before its own umount, and its checked teardown with it. */
+static void refused_setup(void)
+{
+    snprintf(refused_mnt, sizeof(refused_mnt), "/tmp/heapscan-refused-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(refused_mnt));
+}
+
 static void refused_teardown(void)
 {
-    if (refused_mnt[0] != '\0')
-        umount2(refused_mnt, MNT_DETACH);
-    refused_mnt[0] = '\0';
-    tu_teardown();
+    umount2(refused_mnt, MNT_DETACH); /* EINVAL when the test unmounted it */
+    rmdir(refused_mnt);
 }
 
 /* A file system that refuses O_DIRECT: seqscan --direct fails naming the
  * option and says what to do instead; without --direct it scans. */
 START_TEST(direct_is_refused_clearly)
 {
-    char t[4200];
-    snprintf(refused_mnt, sizeof(refused_mnt), "%s/mnt", tu_dir);
-    ck_assert_int_eq(mkdir(refused_mnt, 0700), 0);
+    char t[128];
     ck_assert_int_eq(mount("heapscan-test", refused_mnt, refusing, 0, NULL), 0);
     snprintf(t, sizeof(t), "%s/t", refused_mnt);
     TuRun *r = tu_runl(0, tu_tool("MKHEAP"), "-q", "--rows", "3000", t, (char *)NULL);
@@ -562,7 +565,8 @@ int main(int argc, char **argv)
         tcase_add_test(tc, direct_reads_match_buffered_ones);
     } else if (strcmp(mode, "refused") == 0) {
         tu_require(find_refusing_fs(why, sizeof(why)), TU_NEED_OTHER, "%s", why);
-        tcase_add_checked_fixture(tc, tu_setup, refused_teardown);
+        tcase_add_unchecked_fixture(tc, refused_setup, refused_teardown);
+        tcase_add_checked_fixture(tc, tu_setup, tu_teardown);
         tcase_add_test(tc, direct_is_refused_clearly);
     } else {
         tcase_add_checked_fixture(tc, setup, teardown);
