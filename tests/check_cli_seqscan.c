@@ -147,7 +147,6 @@ START_TEST(io_methods_give_one_answer)
 END_TEST
 #endif
 
-
 /* A table whose name holds a quote and a backslash is named in valid JSON. */
 START_TEST(json_escapes_the_table_name)
 {
@@ -298,6 +297,12 @@ static const struct {
      2,
      "io-workers contradicts io-method"},
     {{"--io-depth", "0", "T"}, 2, "io-depth must be 1 to 256"},
+    {{"--io-workers", "1", "--workers", "2", "T"},
+     2,
+     "an I/O worker is for a serial scan"},
+    {{"--io-method", "worker", "--workers", "2", "T"},
+     2,
+     "an I/O worker is for a serial scan"},
     {{"--io-depth", "257", "T"}, 2, "io-depth must be 1 to 256"},
     {{"--io-depth", "x", "T"}, 2, "--io-depth: 'x' is not a number"},
     {{"--io-latency", "1000001", "T"}, 2, "io-latency must be at most 1000000 us"},

@@ -83,9 +83,7 @@ static int open_workers(const ScanConfig *cfg, BufMgr **bms, ScanWorker *w, int 
 {
     BufMgrOptions o = cfg->sc_bufopt;
     bool own = o.bo_access == BUF_ACCESS_MMAP;
-    o.bo_io_workers = 0; /* the scan workers are the other CPUs' work */
-    if (o.bo_io_method == PAGEIO_WORKER)
-        o.bo_io_method = PAGEIO_SYNC; /* (io_uring stays: a ring per worker) */
+    o.bo_io_workers = 0; /* auto: the scan workers are the other CPUs' work */
     for (int i = 0; i < n; i++) {
         int rc;
         if (i == 0 || own) {
@@ -184,9 +182,16 @@ int scan_run(const ScanConfig *cfg, ScanResult *res, HsError *err)
 {
     int rc;
     memset(res, 0, sizeof(*res));
+    const BufMgrOptions *o = &cfg->sc_bufopt;
     if (cfg->sc_workers > PARALLEL_MAX_WORKERS)
         return hs_error_set(err, HS_EUSAGE, cfg->sc_path, HS_NO_BLOCK,
                             "at most %d workers", PARALLEL_MAX_WORKERS);
+    if (cfg->sc_workers > 1 &&
+        (o->bo_io_workers == 1 || o->bo_io_method == PAGEIO_WORKER))
+        return hs_error_set(err, HS_EUSAGE, cfg->sc_path, HS_NO_BLOCK,
+                            "an I/O worker is for a serial scan: with %d workers "
+                            "each reads its own pages (io-method sync or io_uring)",
+                            cfg->sc_workers);
     if ((rc = cache_prepare(cfg->sc_path, cfg->sc_cache, err)) < 0 ||
         (rc = cache_resident(cfg->sc_path, &res->sr_resident_before, err)) < 0)
         return rc;
