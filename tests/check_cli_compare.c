@@ -329,6 +329,43 @@ static int dirs_in_tmpdir(void)
     return n;
 }
 
+/* The median (ms) of the row named name in the section of out from "\nwarm:" on
+ * (warm) or before it (cold). */
+static double median_of(const char *out, const char *name, bool warm)
+{
+    char line[64];
+    snprintf(line, sizeof(line), "\n%-38s ", name);
+    const char *w = strstr(out, "\nwarm: "), *p = strstr(warm ? w : out, line);
+    ck_assert_msg(p != NULL && (warm || p < w), "no row %s", name);
+    return strtod(p + strlen(line), NULL);
+}
+
+/* PostgreSQL's ratios over seqscan's are the quotients of the medians. */
+static void check_pg_ratios(const char *out)
+{
+    static const char *const pairs[2][2] = {
+        {"PostgreSQL 15 serial", "seqscan read"},
+        {"PostgreSQL 15 2 workers", "seqscan read 2 workers"},
+    };
+    const char *at = strstr(out, "PostgreSQL 15's time over seqscan's");
+    ck_assert_ptr_nonnull(at);
+    for (int i = 0; i < 2; i++) {
+        char want[96];
+        snprintf(want, sizeof(want), "  %-24s / %-23s cold ", pairs[i][0], pairs[i][1]);
+        const char *l = strstr(at, want);
+        ck_assert_msg(l != NULL, "no ratio line for %s", pairs[i][0]);
+        double cold = strtod(l + strlen(want), NULL);
+        double warm = strtod(strstr(l, "warm ") + 5, NULL);
+        for (int k = 0; k < 2; k++) {
+            double q = median_of(out, pairs[i][0], k) / median_of(out, pairs[i][1], k);
+            double got = k ? warm : cold; /* 2 decimals, from medians of 1 decimal */
+            ck_assert_msg(got > q * 0.97 - 0.01 && got < q * 1.03 + 0.01,
+                          "%s %s: %.2f, medians say %.3f", pairs[i][0],
+                          k ? "warm" : "cold", got, q);
+        }
+    }
+}
+
 START_TEST(postgres_rows_and_no_cluster_left)
 {
     const char *t = table();
@@ -340,6 +377,7 @@ START_TEST(postgres_rows_and_no_cluster_left)
         strstr(r->out, "PostgreSQL 15 scans the same bytes: count(*) 20000"));
     ck_assert_ptr_nonnull(strstr(r->out, "\nPostgreSQL 15 serial "));
     ck_assert_ptr_nonnull(strstr(r->out, "\nPostgreSQL 15 2 workers "));
+    check_pg_ratios(r->out);
     int n = 2; /* PostgreSQL's */
     for (int i = 0; i < NREADERS; i++)
         n += row_here(readers[i], uring);

@@ -543,6 +543,32 @@ void compare_claim_1998(const Compare *c, char *buf, size_t len)
              dr);
 }
 
+/* The row named name, or NULL. */
+static const Row *row_named(const Compare *c, const char *name)
+{
+    for (int i = 0; i < c->cp_nrows; i++)
+        if (strcmp(c->cp_rows[i].cr_name, name) == 0)
+            return &c->cp_rows[i];
+    return NULL;
+}
+
+/* PostgreSQL's time over seqscan's, verified, serial and with 2 workers, in
+ * cache state k (issue 12's ratios; 0 without PostgreSQL's rows). */
+static const char *const pg_pairs[2][2] = {
+    {"PostgreSQL 15 serial", "seqscan read"},
+    {"PostgreSQL 15 2 workers", "seqscan read 2 workers"},
+};
+
+static double pg_ratio(const Compare *c, int pair, int k)
+{
+    const Row *pg = row_named(c, pg_pairs[pair][0]),
+              *hs = row_named(c, pg_pairs[pair][1]);
+    if (pg == NULL || hs == NULL)
+        return 0;
+    double h = figures(c, hs, k).f_med;
+    return h > 0 ? figures(c, pg, k).f_med / h : 0;
+}
+
 void compare_write_text(const Compare *c, FILE *f)
 {
     int rounds = c->cp_opt.co_rounds;
@@ -559,6 +585,12 @@ void compare_write_text(const Compare *c, FILE *f)
                 (unsigned long long)c->cp_pg_count, (long long)c->cp_pg_sum);
     for (int k = 0; k < NCACHE; k++)
         text_cache(c, f, k);
+    if (pg_ratio(c, 0, 0) > 0) {
+        fprintf(f, "\nPostgreSQL 15's time over seqscan's (both verifying pages):\n");
+        for (int p = 0; p < 2; p++)
+            fprintf(f, "  %-24s / %-23s cold %5.2fx  warm %5.2fx\n", pg_pairs[p][0],
+                    pg_pairs[p][1], pg_ratio(c, p, 0), pg_ratio(c, p, 1));
+    }
     fprintf(f, "\nuser and sys are the reader's own CPU time (wait4 for commands); "
                "PostgreSQL's is spent in its server processes and is not shown; fio's "
                "times are its own runtime (ms), without its start-up.\n");
@@ -655,6 +687,12 @@ int compare_write_json(const Compare *c, const char *path, HsError *err)
         json_begin_object(&j, "postgres");
         json_uint(&j, "count", c->cp_pg_count);
         json_int(&j, "sum_v", c->cp_pg_sum);
+        for (int k = 0; k < NCACHE; k++) { /* its time over seqscan's */
+            json_begin_object(&j, cache_mode_name(caches[k]));
+            json_double(&j, "serial_over_seqscan", pg_ratio(c, 0, k), 3);
+            json_double(&j, "2_workers_over_seqscan_2_workers", pg_ratio(c, 1, k), 3);
+            json_end(&j);
+        }
         json_end(&j);
     } else {
         json_null(&j, "postgres");
