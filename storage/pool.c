@@ -263,14 +263,17 @@ void bufmgr_strategy_free(BufAccessStrategy *st)
 }
 
 /*
- * How runs are read: --io-method, or as --io-workers says.  auto: an I/O worker when
- * pages are verified and this thread may run on a second CPU.  With verification
- * (ISA-L's CRC, 12 GB/s here) the worker's copy overlaps the checks: a warm scan of the
- * default table took 26.3-26.6 ms against 45.9-46.5 ms reading in line (quartiles of 15
- * interleaved runs, 2026-12-01).  Without verification it is no steady gain: the scan
- * then mostly waits for the copy, and depending on where the host puts the two vCPUs
- * one set of 15 runs gave a median of 22.8 ms against 27.7 in line, and the next 52.7
- * ms against 28.7.
+ * How runs are read: --io-method, or as --io-workers says.  auto: an I/O worker
+ * when pages are verified and this thread may run on a second CPU.  With
+ * verification (ISA-L's CRC, 12 GB/s here) the worker's copy overlaps the checks:
+ * a warm scan of the default table took 26.3-26.6 ms against 45.9-46.5 ms reading
+ * in line (quartiles of 15 interleaved runs, 2026-12-01).  Cold it neither wins
+ * nor loses (152 against 147 ms, medians of 9), though it spends about twice the
+ * CPU time waiting, so choosing by the page cache's contents was tried and
+ * dropped.  Without verification it is no steady gain: the scan then mostly waits
+ * for the copy, and depending on where the host puts the two vCPUs one set of 15
+ * runs gave a median of 22.8 ms against 27.7 in line, and the next 52.7 ms against
+ * 28.7.
  */
 static PageIOMethod io_method(const BufMgrOptions *o)
 {
