@@ -11,26 +11,36 @@
  * Two implementations give the same values: zlib's crc32() (the reference
  * and the fallback, table-driven: 3.5 GB/s on the 2-vCPU AMD EPYC (Zen 3)
  * this was measured on) and Intel ISA-L's crc32_gzip_refl() (carry-less
- * multiplication, the code picked at run time: 12 GB/s there, where without
- * AVX-512 ISA-L 2.30 takes its 16-byte PCLMULQDQ path; issue 12 measured
- * about 31 GB/s on a 2-vCPU Xeon with AVX-512).  Meson's -Dcrc=
- * auto|isal|zlib chooses at build time; auto takes ISA-L when it is found.
+ * multiplication, the code picked at run time; issue 12 measured about
+ * 31 GB/s on a 2-vCPU Xeon with AVX-512).  Without AVX-512, ISA-L 2.30
+ * multiplies 16 bytes an instruction (12 GB/s on Zen 3), so on CPUs with
+ * VPCLMULQDQ and AVX2 but no AVX-512 (AMD Zen 3, Intel Alder Lake) long
+ * buffers are folded 32 bytes an instruction here and ISA-L finishes them
+ * ("fold256": 25 GB/s in cache, 17-18 from memory).  Meson's -Dcrc=auto|isal|zlib
+ * chooses at build time; auto takes ISA-L when it is found.
  */
 #ifndef HEAPSCAN_CRC32_H
 #define HEAPSCAN_CRC32_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* The CRC-32 of buf continued from crc (0 for a fresh one). */
 uint32_t crc32_update(uint32_t crc, const void *buf, size_t len);
 
-/* "isal" or "zlib": the implementation crc32_update() uses. */
+/* "zlib", "isal", or "isal+fold256": the code crc32_update() uses here. */
 const char *crc32_impl(void);
 
 /* Each implementation by itself, for tests that compare them (the ISA-L
  * one is NULL when the build has no ISA-L). */
 uint32_t crc32_update_zlib(uint32_t crc, const void *buf, size_t len);
 extern uint32_t (*const crc32_update_isal)(uint32_t crc, const void *buf, size_t len);
+
+/* Whether this build and CPU fold with 256-bit VPCLMULQDQ, and that code
+ * (ISA-L alone for buffers under 256 bytes); where crc32_have_fold256() is
+ * false it is ISA-L's, or zlib's without ISA-L. */
+bool crc32_have_fold256(void);
+uint32_t crc32_update_fold256(uint32_t crc, const void *buf, size_t len);
 
 #endif

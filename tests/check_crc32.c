@@ -3,6 +3,7 @@
  *                  values, and crc32_update() is the one the build chose.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -36,12 +37,48 @@ START_TEST(isal_and_zlib_agree_everywhere)
 }
 END_TEST
 
+/* The 256-bit fold (crc32.h) against zlib: every length 0..8192 at every
+ * alignment 0..63, chained from anywhere, and long buffers that cross the
+ * prefetch distance.  Where this CPU or build has no fold the function is
+ * the fallback, compared all the same, and the log says so. */
+START_TEST(fold256_and_zlib_agree_everywhere)
+{
+    if (!crc32_have_fold256())
+        fprintf(stderr,
+                "check_crc32: no 256-bit fold on this CPU or build: its fallback "
+                "is compared instead\n");
+    enum { LONG = 3 * 1024 * 1024 + 77 };
+    unsigned char *buf = malloc(LONG + 64);
+    ck_assert_ptr_nonnull(buf);
+    uint64_t seed = 0x2545f4914f6cdd1d;
+    for (size_t i = 0; i + 8 <= LONG + 64; i += 8) {
+        uint64_t r = tu_xorshift(&seed);
+        memcpy(buf + i, &r, 8);
+    }
+    for (size_t align = 0; align < 64; align++)
+        for (size_t len = 0; len <= BLCKSZ; len++) {
+            uint32_t start = (uint32_t)(len * 2246822519u + align);
+            uint32_t f = crc32_update_fold256(start, buf + align, len);
+            uint32_t z = crc32_update_zlib(start, buf + align, len);
+            ck_assert_msg(f == z, "len %zu align %zu: fold %08x zlib %08x", len, align,
+                          f, z);
+        }
+    static const size_t lens[] = {1024 * 1024, 1024 * 1024 + 128, LONG};
+    for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+        for (size_t align = 0; align < 64; align += 21)
+            ck_assert_uint_eq(crc32_update_fold256(7, buf + align, lens[i]),
+                              crc32_update_zlib(7, buf + align, lens[i]));
+    free(buf);
+}
+END_TEST
+
 /* Whichever the build chose, it is zlib's crc32. */
 START_TEST(the_chosen_one_is_zlibs_crc32)
 {
     const char *impl = crc32_impl();
     ck_assert(strcmp(impl, "zlib") == 0 ||
-              (strcmp(impl, "isal") == 0 && crc32_update_isal != NULL));
+              (strcmp(impl, "isal") == 0 && crc32_update_isal != NULL) ||
+              (strcmp(impl, "isal+fold256") == 0 && crc32_have_fold256()));
     static const char text[] = "The quick brown fox jumps over the lazy dog";
     ck_assert_uint_eq(crc32_update(0, text, sizeof(text) - 1), 0x414fa339);
     ck_assert_uint_eq(crc32_update(0, text, sizeof(text) - 1),
@@ -77,6 +114,7 @@ static Suite *crc_suite(void)
     TCase *tc = tcase_create("crc32");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, isal_and_zlib_agree_everywhere);
+    tcase_add_test(tc, fold256_and_zlib_agree_everywhere);
     tcase_add_test(tc, the_chosen_one_is_zlibs_crc32);
     tcase_add_test(tc, every_page_of_a_table_agrees);
     suite_add_tcase(s, tc);
