@@ -9,6 +9,7 @@
 #include <check.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +186,47 @@ START_TEST(any_number_of_workers_gives_the_same_answer)
 }
 END_TEST
 
+/* With a CPU each, worker k runs on the k-th allowed CPU; with more workers
+ * than CPUs, and alone, they are left to the scheduler. */
+START_TEST(workers_get_a_cpu_each_when_there_are_enough)
+{
+    cpu_set_t cpus;
+    ck_assert_int_eq(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
+    int ncpu = CPU_COUNT(&cpus);
+    const char *path = tu_make_heap("t", 2000, 59, 100, 7, 0, false);
+    BufMgrOptions o;
+    bufmgr_default_options(&o);
+    o.bo_pool_bytes = 1 << 20;
+    BufMgr *bm = tu_open_bm(path, &o);
+    HsError err;
+    ck_assert_int_eq(bufmgr_set_shared(bm, &err), 0);
+    const int counts[] = {1, 2, ncpu < PARALLEL_MAX_WORKERS ? ncpu + 1 : 1};
+    for (int k = 0; k < 3; k++) {
+        int n = counts[k];
+        ScanWorker w[PARALLEL_MAX_WORKERS];
+        memset(w, 0, sizeof(w));
+        for (int i = 0; i < n; i++)
+            w[i].sw_bm = bm;
+        ParallelScan ps;
+        parallel_scan_init(&ps, bufmgr_nblocks(bm), NULL);
+        ParallelPlan pp = {
+            .pp_scan = &ps, .pp_workers = w, .pp_nworkers = n, .pp_qual = quals[0]};
+        ck_assert_msg(executor_run_parallel(&pp, &err) == 0, "%s", err.msg);
+        for (int i = 0; i < n; i++) {
+            if (n < 2 || n > ncpu) {
+                ck_assert_int_eq(w[i].sw_cpu, -1);
+                continue;
+            }
+            ck_assert_int_ge(w[i].sw_cpu, 0);
+            ck_assert(CPU_ISSET(w[i].sw_cpu, &cpus));
+            for (int j = 0; j < i; j++)
+                ck_assert_int_ne(w[i].sw_cpu, w[j].sw_cpu);
+        }
+    }
+    bufmgr_close(bm);
+}
+END_TEST
+
 /* A damaged page: the scan fails naming it, whichever worker meets it, and
  * the others stop; skipping it, the rest is the answer. */
 START_TEST(a_damaged_page_stops_every_worker_or_is_skipped)
@@ -249,6 +291,7 @@ static Suite *parallel_suite(void)
     tcase_add_loop_test(tc, any_number_of_workers_gives_the_same_answer, 0, 12);
     tcase_add_loop_test(tc, a_damaged_page_stops_every_worker_or_is_skipped, 0, 2);
     tcase_add_test(tc, a_stop_flag_stops_every_worker);
+    tcase_add_test(tc, workers_get_a_cpu_each_when_there_are_enough);
     suite_add_tcase(s, tc);
     return s;
 }
