@@ -30,17 +30,8 @@ uint32_t crc32_update_zlib(uint32_t crc, const void *buf, size_t len)
     return (uint32_t)c;
 }
 
-#if HEAPSCAN_HAVE_ISAL
 /* ISA-L's reflected gzip CRC inverts before and after, as zlib does, so the
- * two chain the same way. */
-static uint32_t isal_update(uint32_t crc, const void *buf, size_t len)
-{
-    return crc32_gzip_refl(crc, buf, len);
-}
-uint32_t (*const crc32_update_isal)(uint32_t, const void *, size_t) = isal_update;
-#else
-uint32_t (*const crc32_update_isal)(uint32_t, const void *, size_t) = NULL;
-#endif
+ * two chain the same way: each can continue the other's CRC. */
 
 #if HAVE_FOLD256
 /*
@@ -90,8 +81,9 @@ FOLD_TARGET static uint32_t fold256_update(uint32_t crc, const unsigned char *p,
     for (p += 128, len -= 128; len >= 128; p += 128, len -= 128) {
         /* From memory the loop outruns the hardware prefetcher: 14.7 GB/s
          * without these, 17-18.6 with them, over 185 MB (25 GB/s in cache). */
-        _mm_prefetch((const char *)p + 1024, _MM_HINT_T0);
-        _mm_prefetch((const char *)p + 1088, _MM_HINT_T0);
+        _mm_prefetch((const char *)((uintptr_t)p + 1024),
+                     _MM_HINT_T0); /* may be past */
+        _mm_prefetch((const char *)((uintptr_t)p + 1088), _MM_HINT_T0); /* the end */
         x0 = fold(x0, k1024, load(p));
         x1 = fold(x1, k1024, load(p + 32));
         x2 = fold(x2, k1024, load(p + 64));
@@ -108,20 +100,54 @@ FOLD_TARGET static uint32_t fold256_update(uint32_t crc, const unsigned char *p,
     return crc32_gzip_refl(crc32_gzip_refl(0xffffffffu, rest, sizeof(rest)), p, len);
 }
 
+/* Where this CPU can fold. */
+static bool fold256_cpu(void)
+{
+    return __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx2");
+}
+
 /* Where ISA-L 2.30 has a vector loop (AVX-512 with VPCLMULQDQ: 31 GB/s
  * measured by issue 12 on a Xeon) it is left to it; without AVX-512 it runs
  * 16 bytes an instruction (12 GB/s on Zen 3, 25 with the fold above). */
-static bool fold256_cpu(void)
+static bool fold256_preferred(void)
 {
-    return __builtin_cpu_supports("vpclmulqdq") && __builtin_cpu_supports("avx2") &&
-           !__builtin_cpu_supports("avx512vl");
+    return fold256_cpu() && !__builtin_cpu_supports("avx512vl");
+}
+
+/* ISA-L, folding first where that is faster: the code pages are checked
+ * with when the build takes ISA-L. */
+static uint32_t isal_update(uint32_t crc, const void *buf, size_t len)
+{
+    if (len >= FOLD_MIN && fold256_preferred())
+        return fold256_update(crc, buf, len);
+    return crc32_gzip_refl(crc, buf, len);
+}
+#elif HEAPSCAN_HAVE_ISAL
+static uint32_t isal_update(uint32_t crc, const void *buf, size_t len)
+{
+    return crc32_gzip_refl(crc, buf, len);
 }
 #endif
+
+#if HEAPSCAN_HAVE_ISAL
+uint32_t (*const crc32_update_isal)(uint32_t, const void *, size_t) = isal_update;
+#else
+uint32_t (*const crc32_update_isal)(uint32_t, const void *, size_t) = NULL;
+#endif
+
+bool crc32_can_fold256(void)
+{
+#if HAVE_FOLD256
+    return fold256_cpu();
+#else
+    return false;
+#endif
+}
 
 bool crc32_have_fold256(void)
 {
 #if HAVE_FOLD256
-    return fold256_cpu();
+    return fold256_preferred();
 #else
     return false;
 #endif
@@ -132,6 +158,8 @@ uint32_t crc32_update_fold256(uint32_t crc, const void *buf, size_t len)
 #if HAVE_FOLD256
     if (len >= FOLD_MIN && fold256_cpu())
         return fold256_update(crc, buf, len);
+#endif
+#if HEAPSCAN_HAVE_ISAL
     return crc32_gzip_refl(crc, buf, len);
 #else
     return crc32_update_zlib(crc, buf, len);
@@ -140,10 +168,8 @@ uint32_t crc32_update_fold256(uint32_t crc, const void *buf, size_t len)
 
 uint32_t crc32_update(uint32_t crc, const void *buf, size_t len)
 {
-#if HEAPSCAN_USE_ISAL && HAVE_FOLD256
-    return crc32_update_fold256(crc, buf, len);
-#elif HEAPSCAN_USE_ISAL
-    return crc32_gzip_refl(crc, buf, len);
+#if HEAPSCAN_USE_ISAL
+    return isal_update(crc, buf, len);
 #else
     return crc32_update_zlib(crc, buf, len);
 #endif

@@ -8,7 +8,7 @@
  * file CRCs all go through here, so a contender and its baseline always
  * use the same CRC code.
  *
- * Two implementations give the same values: zlib's crc32() (the reference
+ * Two libraries give the same values: zlib's crc32() (the reference
  * and the fallback, table-driven: 3.5 GB/s on the 2-vCPU AMD EPYC (Zen 3)
  * this was measured on) and Intel ISA-L's crc32_gzip_refl() (carry-less
  * multiplication, the code picked at run time; issue 12 measured about
@@ -32,14 +32,19 @@ uint32_t crc32_update(uint32_t crc, const void *buf, size_t len);
 /* "zlib", "isal", or "isal+fold256": the code crc32_update() uses here. */
 const char *crc32_impl(void);
 
-/* Each implementation by itself, for tests that compare them (the ISA-L
- * one is NULL when the build has no ISA-L). */
+/* Each implementation by itself, for tests and benchmarks that compare
+ * them.  crc32_update_isal is the ISA-L-based code as crc32_update() runs
+ * it in a build that takes ISA-L (folding first where crc32_have_fold256()),
+ * NULL when the build has no ISA-L. */
 uint32_t crc32_update_zlib(uint32_t crc, const void *buf, size_t len);
 extern uint32_t (*const crc32_update_isal)(uint32_t crc, const void *buf, size_t len);
 
-/* Whether this build and CPU fold with 256-bit VPCLMULQDQ, and that code
- * (ISA-L alone for buffers under 256 bytes); where crc32_have_fold256() is
- * false it is ISA-L's, or zlib's without ISA-L. */
+/* crc32_can_fold256(): this build and CPU can fold with 256-bit VPCLMULQDQ;
+ * crc32_have_fold256(): and ISA-L has no faster loop here (no AVX-512), so
+ * the ISA-L code folds.  crc32_update_fold256() folds wherever it can, for
+ * tests (ISA-L alone under 256 bytes), and is ISA-L's, or zlib's without
+ * ISA-L, where it cannot. */
+bool crc32_can_fold256(void);
 bool crc32_have_fold256(void);
 uint32_t crc32_update_fold256(uint32_t crc, const void *buf, size_t len);
 

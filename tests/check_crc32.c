@@ -43,7 +43,7 @@ END_TEST
  * the fallback, compared all the same, and the log says so. */
 START_TEST(fold256_and_zlib_agree_everywhere)
 {
-    if (!crc32_have_fold256())
+    if (!crc32_can_fold256())
         fprintf(stderr,
                 "check_crc32: no 256-bit fold on this CPU or build: its fallback "
                 "is compared instead\n");
@@ -51,9 +51,9 @@ START_TEST(fold256_and_zlib_agree_everywhere)
     unsigned char *buf = malloc(LONG + 64);
     ck_assert_ptr_nonnull(buf);
     uint64_t seed = 0x2545f4914f6cdd1d;
-    for (size_t i = 0; i + 8 <= LONG + 64; i += 8) {
+    for (size_t i = 0; i < LONG + 64; i += 8) {
         uint64_t r = tu_xorshift(&seed);
-        memcpy(buf + i, &r, 8);
+        memcpy(buf + i, &r, LONG + 64 - i < 8 ? LONG + 64 - i : 8);
     }
     for (size_t align = 0; align < 64; align++)
         for (size_t len = 0; len <= BLCKSZ; len++) {
@@ -78,7 +78,8 @@ START_TEST(the_chosen_one_is_zlibs_crc32)
     const char *impl = crc32_impl();
     ck_assert(strcmp(impl, "zlib") == 0 ||
               (strcmp(impl, "isal") == 0 && crc32_update_isal != NULL) ||
-              (strcmp(impl, "isal+fold256") == 0 && crc32_have_fold256()));
+              (strcmp(impl, "isal+fold256") == 0 && crc32_have_fold256() &&
+               crc32_can_fold256()));
     static const char text[] = "The quick brown fox jumps over the lazy dog";
     ck_assert_uint_eq(crc32_update(0, text, sizeof(text) - 1), 0x414fa339);
     ck_assert_uint_eq(crc32_update(0, text, sizeof(text) - 1),
