@@ -92,8 +92,10 @@ static int worker_scan(void *arg, HsError *err)
 }
 
 /*
- * Worker k of n (n >= 2) runs on the k-th CPU this process may use, when
- * there are at least n of them; returns that CPU, or -1.  Left to the scheduler, the
+ * Worker k of n (n >= 2) runs on the k-th CPU this process may use when
+ * there are exactly n of them (the case measured; with CPUs to spare, the
+ * scheduler may keep interrupts, hyperthread siblings and other scans
+ * apart); returns that CPU, or -1.  Left to the scheduler, the
  * two workers of a 2-CPU machine shared one CPU for part of many scans (per-worker
  * times both long while their page counts differed by half); pinned, on the default
  * table, warm, interleaved medians of 21: mmap 21.4 -> 14.9 ms and 27.6 -> 21.3, read
@@ -105,7 +107,7 @@ static int worker_scan(void *arg, HsError *err)
 static int pin_worker(int k, int n)
 {
     cpu_set_t all, one;
-    if (n < 2 || sched_getaffinity(0, sizeof(all), &all) != 0 || CPU_COUNT(&all) < n)
+    if (n < 2 || sched_getaffinity(0, sizeof(all), &all) != 0 || CPU_COUNT(&all) != n)
         return -1;
     for (int c = 0, seen = 0; c < CPU_SETSIZE; c++)
         if (CPU_ISSET(c, &all) && seen++ == k) {
