@@ -95,14 +95,16 @@ static int worker_scan(void *arg, HsError *err)
  * Worker k of n (n >= 2) runs on the k-th CPU this process may use when
  * there are exactly n of them (the case measured; with CPUs to spare, the
  * scheduler may keep interrupts, hyperthread siblings and other scans
- * apart); returns that CPU, or -1.  Left to the scheduler, the
- * two workers of a 2-CPU machine shared one CPU for part of many scans (per-worker
- * times both long while their page counts differed by half); pinned, on the default
- * table, warm, interleaved medians of 21: mmap 21.4 -> 14.9 ms and 27.6 -> 21.3, read
- * --no-verify 20.9 -> 16.7 and 24.2 -> 19.7, read verified 28.7 -> 28.7 and 37.6
- * -> 29.5.  A pinned worker on a CPU something else keeps busy is slower, but it claims
- * fewer chunks: the others take the rest.  Refused affinities (a cpuset) leave the
- * thread where it is.
+ * apart); returns that CPU, or -1.
+ *
+ * Left to the scheduler, the two workers of a 2-CPU machine shared one CPU
+ * for part of many scans (per-worker times both long while their page
+ * counts differed by half).  Pinned, on the default table, warm,
+ * interleaved medians of 21: mmap 21.4 -> 14.9 ms and 27.6 -> 21.3, read
+ * --no-verify 20.9 -> 16.7 and 24.2 -> 19.7, read verified 28.7 -> 28.7 and
+ * 37.6 -> 29.5.  A pinned worker on a CPU something else keeps busy is
+ * slower, but it claims fewer chunks: the others take the rest.  Refused
+ * affinities (a cpuset) leave the thread where it is.
  */
 static int pin_worker(int k, int n)
 {

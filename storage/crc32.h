@@ -14,7 +14,7 @@
  * multiplication, the code picked at run time; issue 12 measured about
  * 31 GB/s on a 2-vCPU Xeon with AVX-512).  Without AVX-512, ISA-L 2.30
  * multiplies 16 bytes an instruction (12 GB/s on Zen 3), so on CPUs with
- * VPCLMULQDQ and AVX2 but no AVX-512 (AMD Zen 3, Intel Alder Lake) long
+ * VPCLMULQDQ and AVX2 but no AVX-512 (AMD Zen 3, for one) long
  * buffers are folded 32 bytes an instruction here and ISA-L finishes them
  * ("fold256": 25 GB/s in cache, 17-18 from memory).  Meson's -Dcrc=auto|isal|zlib
  * chooses at build time; auto takes ISA-L when it is found.
