@@ -22,10 +22,7 @@ START_TEST(isal_and_zlib_agree_everywhere)
     }
     static unsigned char buf[BLCKSZ + 64 + 8];
     uint64_t seed = 0x9e3779b97f4a7c15;
-    for (size_t i = 0; i < sizeof(buf); i += 8) {
-        uint64_t r = tu_xorshift(&seed);
-        memcpy(buf + i, &r, 8);
-    }
+    tu_fill_random(buf, sizeof(buf), &seed);
     for (size_t align = 0; align < 64; align++)
         for (size_t len = 0; len <= BLCKSZ; len++) {
             uint32_t start = (uint32_t)(len * 2654435761u); /* chained from anywhere */
@@ -51,10 +48,7 @@ START_TEST(fold256_and_zlib_agree_everywhere)
     unsigned char *buf = malloc(LONG + 64);
     ck_assert_ptr_nonnull(buf);
     uint64_t seed = 0x2545f4914f6cdd1d;
-    for (size_t i = 0; i < LONG + 64; i += 8) {
-        uint64_t r = tu_xorshift(&seed);
-        memcpy(buf + i, &r, LONG + 64 - i < 8 ? LONG + 64 - i : 8);
-    }
+    tu_fill_random(buf, LONG + 64, &seed);
     for (size_t align = 0; align < 64; align++)
         for (size_t len = 0; len <= BLCKSZ; len++) {
             uint32_t start = (uint32_t)(len * 2246822519u + align);

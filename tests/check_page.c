@@ -317,10 +317,7 @@ START_TEST(random_pages_are_refused_without_harm)
     /* heap-allocated exactly 8192 bytes, so ASan sees any read past the end */
     unsigned char *p = malloc(BLCKSZ);
     for (int i = 0; i < 2000; i++) {
-        for (int w = 0; w < BLCKSZ; w += 8) {
-            uint64_t r = tu_xorshift(&rng);
-            memcpy(p + w, &r, 8);
-        }
+        tu_fill_random(p, BLCKSZ, &rng);
         PageFault f;
         char msg[512];
         ck_assert_int_ne(page_verify(p, (uint32_t)i, PAGE_CHECKSUM_HEAPSCAN, &f),

@@ -260,6 +260,15 @@ uint64_t tu_xorshift(uint64_t *state)
     return *state;
 }
 
+void tu_fill_random(void *buf, size_t len, uint64_t *state)
+{
+    unsigned char *p = buf;
+    for (size_t i = 0; i < len; i += 8) {
+        uint64_t r = tu_xorshift(state);
+        memcpy(p + i, &r, len - i < 8 ? len - i : 8);
+    }
+}
+
 void tu_fill_pages(unsigned char *buf, uint64_t first, uint32_t n)
 {
     memset(buf, 0xab, (size_t)n * BLCKSZ);

@@ -134,4 +134,7 @@ uint64_t tu_stream_all(BufMgr *bm);
  * repeatable pseudo-random choices for tests. */
 uint64_t tu_xorshift(uint64_t *state);
 
+/* len bytes of tu_xorshift() words from *state, the last one cut short. */
+void tu_fill_random(void *buf, size_t len, uint64_t *state);
+
 #endif
