@@ -196,7 +196,6 @@ START_TEST(io_uring_gives_what_read_gives)
 END_TEST
 #endif
 
-
 START_TEST(names_beside_the_enums)
 {
     ck_assert_str_eq(iob_test_name(IOB_RND_PAGE), "rnd-page");

@@ -284,7 +284,6 @@ START_TEST(the_depth_is_what_the_frames_hold)
 END_TEST
 #endif
 
-
 /* The I/O methods this build has: io_uring only with liburing. */
 #define NMETHODS (HEAPSCAN_HAVE_URING ? 3 : 2)
 
