@@ -6,15 +6,26 @@
  *
  * Entry points: pageio_open(), pageio_submit(), pageio_wait(),
  * pageio_read(), pageio_close() run reads; pageio_map() and pageio_unmap()
- * map and unmap a window.  The buffer manager decides what is read and
- * when (its read stream, readstream.c, keeps requests in flight); this
- * module only moves bytes and reports errors with the file and block.
- * See also: pageio_uring.c -- the io_uring method; relfile.c -- the
- * segment files, and relfile_set_direct() for O_DIRECT.
+ * map and unmap a window (pageio_map.c).  The buffer manager decides what
+ * is read and when (its read stream, readstream.c, keeps requests in
+ * flight); this module only moves bytes and reports errors with the file
+ * and block.
+ *
+ * The method is chosen once, at pageio_open(), as a table of functions
+ * (pageio_int.h): pageio_sync.c, pageio_worker.c, pageio_uring.c.  Each
+ * request carries its own result, call count and error, so nothing about
+ * one request is kept in the PageIO between its submit and its wait.
+ * See also: relfile.c -- the segment files, and relfile_set_direct() for
+ * O_DIRECT; pageio_clock.c -- the simulated latency.
+ *
+ * Threads: a PageIO is used by one thread (the one that submits and
+ * waits); pageio_read() alone may be called from any thread, beside the
+ * owner's requests (it reads in the caller's thread).
  *
  * --io-latency is a simulation: every request completes no earlier than
  * the latency after it was submitted, whatever the method, so a device
- * with that latency is emulated with the real data behind it.
+ * with that latency is emulated with the real data behind it.  The wait is
+ * a sleep, never a spin; how late the sleeps woke is reported per request.
  */
 #ifndef HEAPSCAN_PAGEIO_H
 #define HEAPSCAN_PAGEIO_H
@@ -63,6 +74,13 @@ const char *pageio_method_name(PageIOMethod m);
 /* The longest simulated latency (1 s): a longer one is a typo. */
 #define PAGEIO_MAX_LATENCY_US 1000000
 
+/*
+ * The I/O worker's requests in flight: the one it reads and the next,
+ * queued, so it goes from one straight on to the next while its owner
+ * works on the pages of an earlier one.
+ */
+#define PAGEIO_WORKER_DEPTH 2
+
 /* What pageio_open() opens. */
 typedef struct PageIOConfig {
     PageIOMethod pc_method; /* how reads are done */
@@ -75,36 +93,31 @@ typedef struct PageIOConfig {
 /*
  * One read: blocks pr_blkno .. pr_blkno + pr_n - 1 into pr_pages[0 ..
  * pr_n - 1] (each BLCKSZ bytes, anywhere), and how it went.  The caller
- * owns it and keeps it where it is from submit to wait.
+ * fills the first three fields, owns the request and keeps it where it is
+ * from submit to wait; the method writes the rest.
  */
 typedef struct PageIORequest {
     uint64_t pr_blkno;     /* the first block */
     uint32_t pr_n;         /* pages, 1..PAGEIO_MAX_PAGES */
     void *const *pr_pages; /* where each goes */
     bool pr_submitted;     /* submitted and not yet waited for */
+    uint64_t pr_deadline;  /* --io-latency: done no sooner (CLOCK_MONOTONIC ns;
+                              0: none), set at submit */
     int pr_rc;             /* after wait: 0 or the read's error */
     uint32_t pr_calls;     /* after wait: the reads it took (system calls, or
                               io_uring requests: one per segment it touches,
                               more after a short read) */
-    unsigned pr_slot;      /* PAGEIO_URING: its slot while submitted */
-    bool pr_inline;        /* PAGEIO_URING, after wait: it was complete when its
-                              submit returned (the page cache had it all, and
-                              no latency is simulated) */
-    bool pr_waited;        /* PAGEIO_URING, after wait: the caller had to wait
-                              for it (the disk, or the simulated latency) */
+    bool pr_inline;        /* after wait: it was complete when its submit
+                              returned (sync; io_uring when the page cache
+                              had it all), with no latency simulated */
+    bool pr_waited;        /* after wait: the caller had to wait for it (the
+                              disk, the worker, or the simulated latency) */
+    uint32_t pr_late_ns;   /* after wait, with --io-latency: how long after
+                              its deadline it completed (the sleep's overshoot) */
+    unsigned pr_slot;      /* the method's own: io_uring's slot */
+    HsError pr_err;        /* after wait, when pr_rc < 0: the file, the block
+                              and what went wrong */
 } PageIORequest;
-
-/*
- * An I/O method for one relation.  PAGEIO_WORKER is a thread that runs the
- * reads for its owner, so the copy out of the page cache (or the wait for
- * the disk) on one core overlaps the scan on another, as PostgreSQL 18's
- * io_method=worker does: up to PAGEIO_QUEUE requests at a time, done in the
- * order submitted, the next one started as soon as one is done.  It touches
- * nothing but the pages it was given.  PAGEIO_URING is one io_uring of the
- * thread that uses it (not to be shared between threads): the kernel runs
- * up to pc_depth requests at once, each split at segment boundaries.
- */
-#define PAGEIO_QUEUE 2
 
 typedef struct PageIO PageIO;
 
@@ -124,24 +137,24 @@ PageIOMethod pageio_method(const PageIO *io);
 bool pageio_uring_available(void);
 
 /* Requests that may be submitted and not yet waited for: 1 for sync (its
- * submit reads at once), PAGEIO_QUEUE for the worker, pc_depth for
+ * submit reads at once), PAGEIO_WORKER_DEPTH for the worker, pc_depth for
  * io_uring. */
 unsigned pageio_max_in_flight(const PageIO *io);
 
 /* Start r (sync: do it).  Fewer than pageio_max_in_flight() may be
  * outstanding.  r's pages must stay where they are until it is waited for:
- * the kernel writes into them meanwhile. */
+ * the kernel or the worker writes into them meanwhile. */
 void pageio_submit(PageIO *io, PageIORequest *r);
 
-/* Read r now, in the caller's thread, whatever the method (io_uring: through
- * its ring, beside the requests in flight): its result, with err (may be
- * NULL) naming the file and block on failure. */
-int pageio_read(PageIO *io, PageIORequest *r, HsError *err);
-
-/* Wait for r: its result, with err (may be NULL) naming the file and block
- * on failure.  Sync and worker: r must be the oldest outstanding request;
+/* Wait for r: its result, with err (may be NULL) a copy of r->pr_err on
+ * failure.  Sync and worker: r must be the oldest outstanding request;
  * io_uring: any (the others' completions are kept for their own wait). */
 int pageio_wait(PageIO *io, PageIORequest *r, HsError *err);
+
+/* Read r now, in the caller's thread, whatever the method and whoever owns
+ * io (any thread may; requests in flight are left alone), held back by the
+ * simulated latency as any request: its result, err as pageio_wait(). */
+int pageio_read(PageIO *io, PageIORequest *r, HsError *err);
 
 /* Wait for every outstanding request, stop the thread or the ring and free
  * io (NULL is fine).  A request not waited for is complete or cancelled

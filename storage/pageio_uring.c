@@ -3,10 +3,9 @@
  *                   read requests in the kernel at once, completed in any
  *                   order, each waited for on its own.
  *
- * Entry points (pageio_uring.h, called by pageio.c's switch only):
- * pageio_uring_open(), pageio_uring_submit(), pageio_uring_wait(),
- * pageio_uring_depth(), pageio_uring_close().  See also: relfile.c -- the
- * segment files read (and relfile_readv(), whose splitting and errors
+ * Entry points: the pageio_uring_methods table (pageio_int.h), called by
+ * pageio.c's switch only; pageio_uring_available().  See also: relfile.c --
+ * the segment files read (and relfile_readv(), whose splitting and errors
  * this mirrors).
  *
  * A request occupies a slot from submit to wait.  It is split at segment
@@ -18,17 +17,19 @@
  * requests that arrive while one is waited for are recorded in their
  * slots.  A slot is not reused, and the ring is not torn down, until every
  * part of its request is back from the kernel: the kernel writes into the
- * caller's frames until then.
+ * caller's frames until then.  With every slot taken (more requests than
+ * the depth), a request is read in line at its submit.
  *
  * The CQEs are taken with io_uring_wait_cqe_nr(), which always goes
  * through liburing's __io_uring_get_cqe(): tests wrap that one symbol to
  * inject short reads, EIO and cancellations (tests/check_pageio_uring.c).
  */
-#include "pageio_uring.h"
-
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "pageio_clock.h"
+#include "pageio_int.h"
 
 #if HEAPSCAN_HAVE_URING
 
@@ -61,7 +62,7 @@ typedef struct UringSlot {
     struct iovec us_iov[PAGEIO_MAX_PAGES]; /* the parts' iovecs */
 } UringSlot;
 
-struct PageIOUring {
+typedef struct PageIOUring {
     struct io_uring u_ring; /* the ring */
     RelFile *u_rel;         /* the relation read */
     unsigned u_depth;       /* slots */
@@ -70,16 +71,15 @@ struct PageIOUring {
     unsigned u_sqes;        /* SQEs in the kernel (submitted, CQE not taken) */
     int u_dead;             /* 0, or the error that made the ring unusable */
     UringSlot *u_slot;      /* u_depth slots */
-};
+} PageIOUring;
 
-unsigned pageio_uring_depth(const PageIOUring *u)
+/* A request read in line (every slot was taken): no slot. */
+#define NO_SLOT UINT_MAX
+
+static unsigned uring_max_in_flight(const PageIO *io)
 {
+    const PageIOUring *u = io->io_state;
     return u->u_depth;
-}
-
-bool pageio_uring_full(const PageIOUring *u)
-{
-    return u->u_nfree == 0;
 }
 
 bool pageio_uring_available(void)
@@ -121,10 +121,11 @@ static int ring_init(PageIOUring *u, HsError *err)
     return 0;
 }
 
-int pageio_uring_open(PageIOUring **out, RelFile *rf, unsigned depth, HsError *err)
+static int uring_open(PageIO *io, const PageIOConfig *cfg, HsError *err)
 {
+    RelFile *rf = io->io_rel;
+    unsigned depth = cfg->pc_depth;
     PageIOUring *u = calloc(1, sizeof(*u));
-    *out = NULL;
     if (u != NULL) {
         u->u_slot = calloc(depth, sizeof(UringSlot));
         u->u_free = calloc(depth, sizeof(unsigned));
@@ -146,7 +147,7 @@ int pageio_uring_open(PageIOUring **out, RelFile *rf, unsigned depth, HsError *e
         free(u);
         return rc;
     }
-    *out = u;
+    io->io_state = u;
     return 0;
 }
 
@@ -228,9 +229,15 @@ static void split(PageIOUring *u, UringSlot *s, const PageIORequest *r)
     }
 }
 
-void pageio_uring_submit(PageIOUring *u, PageIORequest *r, uint64_t deadline)
+static void uring_submit(PageIO *io, PageIORequest *r)
 {
-    assert(u->u_nfree > 0);
+    PageIOUring *u = io->io_state;
+    uint64_t deadline = r->pr_deadline;
+    if (u->u_nfree == 0) { /* every slot taken: read it now */
+        r->pr_slot = NO_SLOT;
+        pageio_read_in_line(io, r);
+        return;
+    }
     unsigned k = u->u_free[--u->u_nfree];
     UringSlot *s = &u->u_slot[k];
     r->pr_slot = k;
@@ -347,8 +354,11 @@ static int slot_error(PageIOUring *u, const UringSlot *s, HsError *err)
                         "read (io_uring): %s", strerror(-s->us_rc));
 }
 
-int pageio_uring_wait(PageIOUring *u, PageIORequest *r, HsError *err)
+static void uring_wait(PageIO *io, PageIORequest *r)
 {
+    PageIOUring *u = io->io_state;
+    if (r->pr_slot == NO_SLOT)
+        return; /* read in line at its submit */
     UringSlot *s = &u->u_slot[r->pr_slot];
     assert(s->us_req == r);
     take_ready(u);
@@ -362,17 +372,16 @@ int pageio_uring_wait(PageIOUring *u, PageIORequest *r, HsError *err)
         s->us_rc = u->u_dead;
         s->us_err_block = r->pr_blkno;
     }
-    if (s->us_deadline != 0)
-        pageio_wait_until(s->us_deadline);
+    r->pr_late_ns = pageio_sleep_until(s->us_deadline);
     r->pr_calls = s->us_calls;
-    int rc = s->us_rc < 0 ? slot_error(u, s, err) : 0;
+    r->pr_rc = s->us_rc < 0 ? slot_error(u, s, &r->pr_err) : 0;
     s->us_req = NULL;
     u->u_free[u->u_nfree++] = r->pr_slot;
-    return rc;
 }
 
-void pageio_uring_close(PageIOUring *u)
+static void uring_close(PageIO *io)
 {
+    PageIOUring *u = io->io_state;
     if (u == NULL)
         return;
     while (u->u_sqes > 0 && u->u_dead == 0) /* the frames stay until it is done */
@@ -381,32 +390,25 @@ void pageio_uring_close(PageIOUring *u)
     free(u->u_slot);
     free(u->u_free);
     free(u);
+    io->io_state = NULL;
 }
+
+const PageIOMethods pageio_uring_methods = {
+    .pm_open = uring_open,
+    .pm_close = uring_close,
+    .pm_max_in_flight = uring_max_in_flight,
+    .pm_submit = uring_submit,
+    .pm_wait = uring_wait,
+};
 
 #else /* no liburing at build time */
 
-struct PageIOUring {
-    unsigned u_depth; /* never set up */
-};
-
-int pageio_uring_open(PageIOUring **u, RelFile *rf, unsigned depth, HsError *err)
+static int uring_open(PageIO *io, const PageIOConfig *cfg, HsError *err)
 {
-    (void)depth;
-    *u = NULL;
-    return hs_error_set(err, -ENOSYS, rf->rf_path, HS_NO_BLOCK,
+    (void)cfg;
+    return hs_error_set(err, -ENOSYS, io->io_rel->rf_path, HS_NO_BLOCK,
                         "this heapscan was built without liburing (no io_uring); "
                         "use --io-method sync or worker");
-}
-
-unsigned pageio_uring_depth(const PageIOUring *u)
-{
-    return u->u_depth;
-}
-
-bool pageio_uring_full(const PageIOUring *u)
-{
-    (void)u;
-    return true;
 }
 
 bool pageio_uring_available(void)
@@ -414,20 +416,34 @@ bool pageio_uring_available(void)
     return false;
 }
 
-void pageio_uring_submit(PageIOUring *u, PageIORequest *r, uint64_t deadline)
+/* Never reached: the open fails. */
+static void uring_close(PageIO *io)
 {
-    (void)u, (void)r, (void)deadline;
+    (void)io;
 }
 
-int pageio_uring_wait(PageIOUring *u, PageIORequest *r, HsError *err)
+static unsigned uring_max_in_flight(const PageIO *io)
 {
-    (void)u, (void)r, (void)err;
-    return -ENOSYS;
+    (void)io;
+    return 1;
 }
 
-void pageio_uring_close(PageIOUring *u)
+static void uring_submit(PageIO *io, PageIORequest *r)
 {
-    (void)u;
+    pageio_read_in_line(io, r);
 }
+
+static void uring_wait(PageIO *io, PageIORequest *r)
+{
+    (void)io, (void)r;
+}
+
+const PageIOMethods pageio_uring_methods = {
+    .pm_open = uring_open,
+    .pm_close = uring_close,
+    .pm_max_in_flight = uring_max_in_flight,
+    .pm_submit = uring_submit,
+    .pm_wait = uring_wait,
+};
 
 #endif

@@ -47,8 +47,8 @@ static BufRun *run_at(ReadStream *rs, unsigned k)
     return &rs->rs_run[(rs->rs_head + k) % rs->rs_maxruns];
 }
 
-/* The I/O method of st's reads: its own ring (io_uring in a parallel scan),
- * else bm's. */
+/* The I/O method of st's reads: its own (a worker or an io_uring of a
+ * thread sharing bm), else bm's. */
 static PageIO *stream_io(const BufMgr *bm, const BufAccessStrategy *st)
 {
     return st != NULL && st->st_io != NULL ? st->st_io : bm->bm_io;
@@ -216,9 +216,7 @@ static int start_run(ReadStream *rs, bool ahead, HsError *err)
         rs->rs_inflight++;
         return 0;
     }
-    rc = pageio_read(rs->rs_io, &run->br_req, err);
-    if (rs->rs_adapt)
-        adapt_depth(rs, &run->br_req);
+    rc = pageio_read(rs->rs_io, &run->br_req, err); /* not the ring's: no adapting */
     bm->bm_am->am_complete(bm, run, rc);
     if (rc < 0)
         run->br_next = run->br_npages; /* its pins are gone with it */

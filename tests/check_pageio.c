@@ -66,7 +66,7 @@ START_TEST(requests_complete_in_order_with_their_own_results)
     HsError err;
     PageIO *io = open_method(m);
     ck_assert_int_eq(pageio_method(io), m);
-    ck_assert_uint_eq(pageio_max_in_flight(io), m == PAGEIO_WORKER  ? PAGEIO_QUEUE
+    ck_assert_uint_eq(pageio_max_in_flight(io), m == PAGEIO_WORKER ? PAGEIO_WORKER_DEPTH
                                                 : m == PAGEIO_URING ? 4
                                                                     : 1);
     for (int round = 0; round < 3; round++) {
@@ -89,7 +89,7 @@ START_TEST(requests_complete_in_order_with_their_own_results)
     }
     if (m != PAGEIO_SYNC) {
         PageIORequest ra = {.pr_blkno = 0, .pr_n = 4, .pr_pages = fa};
-        usleep(5000); /* past the worker's spin: it sleeps, and is woken */
+        usleep(5000); /* the worker sleeps, and is woken */
         pageio_submit(io, &ra);
     }
     pageio_close(io); /* with a request outstanding: it is waited for */
