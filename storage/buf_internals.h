@@ -37,14 +37,27 @@
 #define BD_VERIFIED  0x02 /* passed page_verify() since it was read */
 #define BD_EVER_USED 0x04 /* has held a page at some time */
 #define BD_IN_FLIGHT 0x08 /* its page is being read (it is pinned meanwhile) */
+#define BD_IO_ERROR                                                                    \
+    0x10 /* its read failed: out of the hash, kept (with                               \
+            bd_ioerr) only until the threads that waited for                           \
+            the read have seen the error */
+
+/* A failed read's error, shared by the frames of its run that threads
+ * waited on; freed with the last. */
+typedef struct BufIOError {
+    HsError be_err;   /* what the reader got */
+    uint32_t be_refs; /* frames pointing to it */
+} BufIOError;
 
 /* BufDesc: what the pool knows about one frame. */
 typedef struct BufDesc {
-    uint64_t bd_blkno; /* the block held, if BD_VALID or BD_IN_FLIGHT */
-    int32_t bd_next;   /* next frame in the same hash chain, or -1 */
-    uint16_t bd_pins;  /* pins held (by callers and by reads ahead) */
-    uint8_t bd_usage;  /* clock-sweep usage count, 0..BM_MAX_USAGE */
-    uint8_t bd_flags;  /* BD_* */
+    uint64_t bd_blkno;    /* the block held, if BD_VALID or BD_IN_FLIGHT */
+    int32_t bd_next;      /* next frame in the same hash chain, or -1 */
+    uint16_t bd_pins;     /* pins held (by callers, by reads ahead, and by
+                             threads waiting for its read) */
+    uint8_t bd_usage;     /* clock-sweep usage count, 0..BM_MAX_USAGE */
+    uint8_t bd_flags;     /* BD_* */
+    BufIOError *bd_ioerr; /* BD_IO_ERROR: the read's error */
 } BufDesc;
 
 /*
@@ -57,8 +70,8 @@ typedef struct BufRun {
     uint32_t br_npages;              /* blocks in the run, 1..PAGEIO_MAX_PAGES */
     uint32_t br_next;                /* the next one to hand out (0..br_npages) */
     bool br_io;                      /* the pages must be read */
-    bool br_async;                   /* read by the I/O worker (so not in this
-                                        thread's CPU caches) */
+    bool br_async;                   /* read by another thread, or the kernel's
+                                        (so not in this thread's CPU caches) */
     Buffer br_buf[PAGEIO_MAX_PAGES]; /* the buffer of each block */
     void *br_page[PAGEIO_MAX_PAGES]; /* and its 8192 bytes */
     PageIORequest br_req;            /* br_io: the read */
@@ -104,22 +117,24 @@ struct BufAccessStrategy {
     uint32_t st_ring_used; /* slots reused in turn, the first ones: all, or as
                               many as io_uring's reads in flight need now */
     uint32_t st_ring_pos;  /* the next slot to reuse (below st_ring_used) */
-    PageIO *st_io;         /* io_uring, a strategy of bufmgr_strategy_new(): the
-                              scan's own ring (a ring is one thread's); NULL:
-                              the buffer manager's bm_io */
+    PageIO *st_io;         /* a strategy of bufmgr_strategy_new() with the worker
+                              or io_uring: the scan's own (each is one
+                              thread's); NULL: the buffer manager's bm_io */
 };
 
 /* The read access method's frames and their replacement. */
 typedef struct BufPool {
-    uint32_t bp_nframes;      /* frames */
-    unsigned char *bp_frames; /* bp_nframes * BLCKSZ, anonymous mmap */
-    BufDesc *bp_desc;         /* a descriptor per frame */
-    int32_t *bp_buckets;      /* hash heads */
-    uint32_t bp_bucket_mask;  /* buckets - 1 (a power of two, 2x the frames) */
-    uint32_t bp_hand;         /* clock-sweep hand (freelist.c) */
-    bool bp_use_ring;         /* scans take a ring (the strategy, or auto and a
-                                 table over a quarter of the pool) */
-    BufAccessStrategy bp_own; /* the strategy of calls that bring none */
+    uint32_t bp_nframes;       /* frames */
+    unsigned char *bp_frames;  /* bp_nframes * BLCKSZ, anonymous mmap */
+    BufDesc *bp_desc;          /* a descriptor per frame */
+    int32_t *bp_buckets;       /* hash heads */
+    uint32_t bp_bucket_mask;   /* buckets - 1 (a power of two, 2x the frames) */
+    uint32_t bp_hand;          /* clock-sweep hand (freelist.c) */
+    bool bp_use_ring;          /* scans take a ring (the strategy, or auto and a
+                                  table over a quarter of the pool) */
+    pthread_cond_t bp_io_done; /* shared: broadcast when a read completes */
+    uint32_t bp_io_waiters;    /* shared: threads waiting on bp_io_done */
+    BufAccessStrategy bp_own;  /* the strategy of calls that bring none */
 } BufPool;
 
 /* The mmap access method's windows. */
@@ -136,7 +151,9 @@ struct BufMgr {
     const BufAccessMethods *bm_am; /* read or mmap, chosen at open */
     BufStats bm_stats;             /* the counters */
     uint32_t bm_combine;           /* pages one read may bring in */
-    PageIO *bm_io;                 /* read access: how runs are read */
+    PageIO *bm_io;                 /* read access: how runs are read (sync may
+                                      be shared; the worker and io_uring are
+                                      one thread's: see bufmgr_strategy_new) */
     PageIOConfig bm_iocfg;         /* and how it was opened (each parallel
                                       scan's io_uring is opened the same way) */
     bool bm_checking;              /* check the invariants at every call */

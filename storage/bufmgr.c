@@ -196,8 +196,10 @@ void bufmgr_close(BufMgr *bm)
     bm->bm_am->am_close(bm);
     relfile_close(&bm->bm_rel);
     read_stream_free_all(bm); /* streams a scan cut short left: memory only */
-    if (bm->bm_shared)
+    if (bm->bm_shared) {
+        pthread_cond_destroy(&bm->bm_pool.bp_io_done);
         pthread_mutex_destroy(&bm->bm_mutex);
+    }
     free(bm);
 }
 
@@ -217,9 +219,8 @@ int bufmgr_read(BufMgr *bm, uint64_t blkno, Buffer *buf, const void **page,
                             (unsigned long long)relfile_nblocks(&bm->bm_rel));
     if ((rc = bm->bm_am->am_start(bm, NULL, blkno, 1, blkno + 1, &run, err)) < 0)
         return rc;
-    if (run.br_io) {
-        pageio_submit(bm->bm_io, &run.br_req);
-        rc = pageio_wait(bm->bm_io, &run.br_req, err);
+    if (run.br_io) { /* in this thread: any thread may call this */
+        rc = pageio_read(bm->bm_io, &run.br_req, err);
         bm->bm_am->am_complete(bm, &run, rc);
         if (rc < 0)
             return rc;
@@ -254,8 +255,17 @@ int bufmgr_set_shared(BufMgr *bm, HsError *err)
         return hs_error_set(err, HS_EUSAGE, bm->bm_rel.rf_path, HS_NO_BLOCK,
                             "only read access shares a buffer manager between "
                             "threads: with mmap each worker maps its own windows");
-    if (!bm->bm_shared && pthread_mutex_init(&bm->bm_mutex, NULL) == 0)
-        bm->bm_shared = true;
+    if (bm->bm_shared)
+        return 0;
+    if (pthread_mutex_init(&bm->bm_mutex, NULL) != 0)
+        return hs_error_set(err, -EAGAIN, bm->bm_rel.rf_path, HS_NO_BLOCK,
+                            "cannot set up a lock for a shared pool");
+    if (pthread_cond_init(&bm->bm_pool.bp_io_done, NULL) != 0) {
+        pthread_mutex_destroy(&bm->bm_mutex);
+        return hs_error_set(err, -EAGAIN, bm->bm_rel.rf_path, HS_NO_BLOCK,
+                            "cannot set up a condition variable for a shared pool");
+    }
+    bm->bm_shared = true;
     return 0;
 }
 
@@ -277,6 +287,13 @@ uint32_t bufmgr_frames(const BufMgr *bm)
 const BufStats *bufmgr_stats(const BufMgr *bm)
 {
     return &bm->bm_stats;
+}
+
+void bufmgr_stats_snapshot(BufMgr *bm, BufStats *out)
+{
+    bufmgr_lock(bm);
+    *out = bm->bm_stats;
+    bufmgr_unlock(bm);
 }
 
 const char *bufmgr_path(const BufMgr *bm)

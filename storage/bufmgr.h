@@ -63,16 +63,7 @@
 #define BUFMGR_MAX_FRAMES                                                              \
     (UINT32_C(1) << 30) /* 8 TiB; the hash has 2x buckets in 32 bits */
 
-/*
- * An I/O worker pays off when the scan does enough with each page for the
- * copy on the other core to hide behind it: verification (a crc32 of every
- * page, ~1.8 us) does; without it the scan spends ~0.2 us a page, less than
- * the hand-over and the cross-core cache traffic cost (measured on the
- * default table: 47 ms with a worker vs 63 without when verifying, 28 vs 22
- * when not).  So by default there is a worker exactly when pages are verified
- * and the machine has a second CPU.  With another busy process on the machine
- * the worker costs more than it saves (120 ms against 86 without it).
- */
+/* bo_io_workers: no I/O worker unless asked for (see pool.c's io_method()). */
 #define BUFMGR_IO_WORKERS_AUTO (-1)
 
 /* bo_io_method: sync or worker, as bo_io_workers says (its default). */
@@ -110,8 +101,8 @@ typedef struct BufMgrOptions {
                                    PostgreSQL server wrote) */
     int bo_io_workers;          /* read: 1 = an I/O worker thread reads the next
                                    io-combine batch of a scan ahead, 0 = none,
-                                   BUFMGR_IO_WORKERS_AUTO = 1 when verifying
-                                   with a second CPU allowed */
+                                   BUFMGR_IO_WORKERS_AUTO = none (the default:
+                                   reading in line measured faster) */
     int bo_io_method;           /* read: a PageIOMethod (io_uring, or sync or
                                    worker, which bo_io_workers must not
                                    contradict), or BUFMGR_IO_METHOD_AUTO */
@@ -125,7 +116,7 @@ typedef struct BufMgrOptions {
     uint32_t bo_seg_blocks;     /* pages per segment file */
 } BufMgrOptions;
 
-/* The defaults above, read access, verification on, I/O workers auto, the
+/* The defaults above, read access, verification on, reads in line, the
  * ring auto, io-depth 16, 1 GiB segments. */
 void bufmgr_default_options(BufMgrOptions *o);
 
@@ -141,8 +132,14 @@ typedef struct BufStats {
     uint64_t bs_evictions;  /* valid pages replaced (mmap: windows unmapped) */
     uint64_t bs_pages_verified;  /* pages checked by page_verify() */
     uint64_t bs_verify_failures; /* ... that failed */
-    uint64_t bs_frames_used; /* frames that ever held a page (mmap: windows mapped at
-                                once, at most) */
+    uint64_t bs_frames_used;   /* frames that ever held a page (mmap: windows mapped at
+                                  once, at most) */
+    uint64_t bs_io_waits;      /* pins that waited for another thread's read
+                                  of the page (a shared pool) */
+    uint64_t bs_latency_waits; /* --io-latency: reads held back */
+    uint64_t bs_latency_late_ns;     /* ... how late they completed in all (the
+                                        sleeps' overshoot past each deadline) */
+    uint64_t bs_latency_late_max_ns; /* ... and the latest */
 } BufStats;
 
 typedef int32_t Buffer;
@@ -191,8 +188,12 @@ int bufmgr_read(BufMgr *bm, uint64_t blkno, Buffer *buf, const void **page,
 /* Unpin a page returned by bufmgr_read(). */
 void bufmgr_release(BufMgr *bm, Buffer buf);
 
-/* The counters so far. */
+/* The counters so far (read them when no other thread uses bm). */
 const BufStats *bufmgr_stats(const BufMgr *bm);
+
+/* A copy of the counters, taken under bm's lock: safe while other threads
+ * use a shared bm. */
+void bufmgr_stats_snapshot(BufMgr *bm, BufStats *out);
 
 /* Pins held right now (a leak check for tests). */
 uint32_t bufmgr_pins_held(const BufMgr *bm);
@@ -213,8 +214,13 @@ void bufmgr_close(BufMgr *bm);
 /*
  * Let several threads use bm at once (the workers of a parallel scan, read
  * access: they share the pool).  Every call then takes bm's lock, never
- * while a page is copied or verified.  HS_EUSAGE for mmap access, whose
- * windows are per scan: each worker opens its own buffer manager.
+ * while a page is copied or verified.  A thread that asks for a block
+ * another is reading waits for that read (and gets its error if it
+ * failed): no page is handed out before it is read and verified.  Each
+ * thread that reads through a stream brings its own strategy
+ * (bufmgr_strategy_new()): an I/O worker or an io_uring is one thread's.
+ * HS_EUSAGE for mmap access, whose windows are per scan: each worker opens
+ * its own buffer manager.
  */
 int bufmgr_set_shared(BufMgr *bm, HsError *err);
 

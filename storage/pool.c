@@ -12,14 +12,18 @@
  *   - a frame in the hash is BD_VALID or BD_IN_FLIGHT, under its block,
  *     once, and no two frames hold the same block;
  *   - a frame being read (BD_IN_FLIGHT) is pinned, so no victim search
- *     takes it, and nobody hands its page out before the read is over;
+ *     takes it, and nobody hands its page out before the read is over: a
+ *     thread that asks for it meanwhile pins it and waits (shared pool:
+ *     bp_io_done) until the read is over, as PostgreSQL's WaitIO(); if the
+ *     read failed, it gets the reader's error (BD_IO_ERROR);
+ *   - a BD_IO_ERROR frame is out of the hash and pinned only by waiters
+ *     that have yet to see the error; the last of them frees it;
  *   - a pinned frame is never a victim; pins are released once each;
  *   - the ring's slots hold frames of the pool (at most bp_ring_size of
  *     them, so a ring scan never uses more).
  */
 #include <assert.h>
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -76,21 +80,81 @@ static unsigned char *frame_page(const BufPool *p, int32_t f)
 
 /* ---- starting a run: pins, and frames for what is to be read ------------- */
 
-/* Pin blkno and the blocks after it that are in the pool too (up to max,
- * before end): a run with nothing to read. */
-static void pin_hits(BufMgr *bm, uint64_t blkno, int32_t f, uint32_t max, uint64_t end,
-                     BufRun *run)
+/* The frame holding blkno with its page there (not being read), or -1. */
+static int32_t lookup_valid(const BufPool *p, uint64_t blkno)
+{
+    int32_t f = hash_lookup(p, blkno);
+    return f >= 0 && (p->bp_desc[f].bd_flags & BD_VALID) ? f : -1;
+}
+
+/* Pin blkno (frame f, pinned already if first_pinned) and the blocks after
+ * it whose pages are in the pool too (up to max, before end): a run with
+ * nothing to read. */
+static void pin_hits(BufMgr *bm, uint64_t blkno, int32_t f, bool first_pinned,
+                     uint32_t max, uint64_t end, BufRun *run)
 {
     BufPool *p = &bm->bm_pool;
     uint32_t n = 0;
     do {
-        assert(!(p->bp_desc[f].bd_flags & BD_IN_FLIGHT));
-        p->bp_desc[f].bd_pins++;
+        assert(p->bp_desc[f].bd_flags & BD_VALID);
+        if (n > 0 || !first_pinned)
+            p->bp_desc[f].bd_pins++;
         run->br_buf[n] = f;
         run->br_page[n++] = frame_page(p, f);
-    } while (n < max && blkno + n < end && (f = hash_lookup(p, blkno + n)) >= 0);
+    } while (n < max && blkno + n < end && (f = lookup_valid(p, blkno + n)) >= 0);
     run->br_npages = n;
     run->br_io = false;
+}
+
+/* Drop a pin of frame f that a failed read left in BD_IO_ERROR; the last
+ * one frees the error and the frame. */
+static void unpin_failed(BufPool *p, int32_t f)
+{
+    BufDesc *d = &p->bp_desc[f];
+    if (--d->bd_pins > 0)
+        return;
+    if (d->bd_ioerr != NULL && --d->bd_ioerr->be_refs == 0)
+        free(d->bd_ioerr);
+    d->bd_ioerr = NULL;
+    d->bd_flags &= BD_EVER_USED;
+    d->bd_usage = 0;
+}
+
+/*
+ * Frame f holds blkno and is being read: wait until the read is over, with
+ * f pinned so it keeps its block (the lock held, released while waiting).
+ * 0 with f pinned and valid, or the read's error with nothing pinned.  A
+ * pool not shared has only this thread, whose own read ahead it is: it
+ * cannot wait for itself.
+ */
+static int wait_for_read(BufMgr *bm, int32_t f, uint64_t blkno, HsError *err)
+{
+    BufPool *p = &bm->bm_pool;
+    BufDesc *d = &p->bp_desc[f];
+    if (!bm->bm_shared)
+        return hs_error_set(err, -EDEADLK, bm->bm_rel.rf_path, (int64_t)blkno,
+                            "the block is being read ahead by this thread's own "
+                            "read stream: end the stream first");
+    d->bd_pins++;
+    p->bp_io_waiters++;
+    bm->bm_stats.bs_io_waits++;
+    while (d->bd_flags & BD_IN_FLIGHT)
+        pthread_cond_wait(&p->bp_io_done, &bm->bm_mutex);
+    p->bp_io_waiters--;
+    if (!(d->bd_flags & BD_IO_ERROR))
+        return 0;
+    int rc;
+    if (d->bd_ioerr != NULL) {
+        rc = d->bd_ioerr->be_err.code;
+        if (err != NULL)
+            *err = d->bd_ioerr->be_err;
+    } else {
+        rc = hs_error_set(err, -EIO, bm->bm_rel.rf_path, (int64_t)blkno,
+                          "another thread's read of this block failed (its "
+                          "error was lost: out of memory)");
+    }
+    unpin_failed(p, f);
+    return rc;
 }
 
 /* Claim frames for blkno and the blocks after it the pool does not have (up
@@ -130,8 +194,17 @@ static int pool_start(BufMgr *bm, BufAccessStrategy *st, uint64_t blkno, uint32_
     run->br_req.pr_submitted = false;
     bufmgr_lock(bm);
     int32_t f = hash_lookup(&bm->bm_pool, blkno);
+    bool waited = false;
+    if (f >= 0 && (bm->bm_pool.bp_desc[f].bd_flags & BD_IN_FLIGHT)) {
+        int rc = wait_for_read(bm, f, blkno, err);
+        if (rc < 0) {
+            bufmgr_unlock(bm);
+            return rc;
+        }
+        waited = true;
+    }
     if (f >= 0)
-        pin_hits(bm, blkno, f, max, end, run);
+        pin_hits(bm, blkno, f, waited, max, end, run);
     else
         claim_frames(bm, st ? st : &bm->bm_pool.bp_own, blkno, max, end, run);
     bufmgr_unlock(bm);
@@ -144,24 +217,55 @@ static int pool_start(BufMgr *bm, BufAccessStrategy *st, uint64_t blkno, uint32_
 
 /* ---- finishing a read, and handing pages out ------------------------------ */
 
+/* Frame f's read failed with the run's error: out of the hash; unpinned
+ * and forgotten, or, when threads wait for it, kept for them with the
+ * error (*shared, allocated for the first such frame). */
+static void fail_frame(BufMgr *bm, int32_t f, const PageIORequest *r,
+                       BufIOError **shared)
+{
+    BufDesc *d = &bm->bm_pool.bp_desc[f];
+    hash_remove(&bm->bm_pool, f);
+    d->bd_flags = BD_EVER_USED;
+    d->bd_usage = 0;
+    if (--d->bd_pins == 0)
+        return;
+    if (*shared == NULL && (*shared = malloc(sizeof(**shared))) != NULL)
+        **shared = (BufIOError){.be_err = r->pr_err, .be_refs = 0};
+    d->bd_ioerr = *shared; /* NULL: no memory to keep the message in */
+    if (*shared != NULL)
+        (*shared)->be_refs++;
+    d->bd_flags |= BD_IO_ERROR;
+}
+
 static void pool_complete(BufMgr *bm, BufRun *run, int rc)
 {
     BufPool *p = &bm->bm_pool;
+    const PageIORequest *r = &run->br_req;
+    BufIOError *shared = NULL;
     bufmgr_lock(bm);
-    bm->bm_stats.bs_read_calls += run->br_req.pr_calls;
+    bm->bm_stats.bs_read_calls += r->pr_calls;
+    if (r->pr_deadline != 0) {
+        BufStats *s = &bm->bm_stats;
+        s->bs_latency_waits++;
+        s->bs_latency_late_ns += r->pr_late_ns;
+        s->bs_latency_late_max_ns = r->pr_late_ns > s->bs_latency_late_max_ns
+                                        ? r->pr_late_ns
+                                        : s->bs_latency_late_max_ns;
+    }
     for (uint32_t i = 0; i < run->br_npages; i++) {
-        BufDesc *d = &p->bp_desc[run->br_buf[i]];
-        if (rc < 0) { /* nobody will see these: out of the hash, unpinned */
-            d->bd_pins--;
-            pool_invalidate(bm, run->br_buf[i]);
+        if (rc < 0) {
+            fail_frame(bm, run->br_buf[i], r, &shared);
             continue;
         }
+        BufDesc *d = &p->bp_desc[run->br_buf[i]];
         d->bd_flags = (uint8_t)((d->bd_flags & ~BD_IN_FLIGHT) | BD_VALID);
     }
     if (rc == 0) {
         bm->bm_stats.bs_reads += run->br_npages;
         bm->bm_stats.bs_bytes_read += (uint64_t)run->br_npages * BLCKSZ;
     }
+    if (p->bp_io_waiters > 0)
+        pthread_cond_broadcast(&p->bp_io_done);
     bufmgr_unlock(bm);
 }
 
@@ -243,9 +347,10 @@ BufAccessStrategy *bufmgr_strategy_new(BufMgr *bm, HsError *err)
     *st = (BufAccessStrategy){0};
     if (bm->bm_opt.bo_access != BUF_ACCESS_READ)
         return st;
-    /* an io_uring is one thread's: a scan sharing bm gets a ring of its own */
+    /* an I/O worker or an io_uring is one thread's: a scan sharing bm gets
+     * its own (sync is no state at all: bm's serves every thread) */
     if (strategy_init(bm, st, err) < 0 ||
-        (bm->bm_iocfg.pc_method == PAGEIO_URING &&
+        (pageio_method(bm->bm_io) != PAGEIO_SYNC &&
          pageio_open(&st->st_io, &bm->bm_rel, &bm->bm_iocfg, err) < 0)) {
         bufmgr_strategy_free(st);
         return NULL;
@@ -263,28 +368,17 @@ void bufmgr_strategy_free(BufAccessStrategy *st)
 }
 
 /*
- * How runs are read: --io-method, or as --io-workers says.  auto: an I/O worker
- * when pages are verified and this thread may run on a second CPU.  With
- * verification (ISA-L's CRC, 12 GB/s here) the worker's copy overlaps the checks:
- * a warm scan of the default table took 26.3-26.6 ms against 45.9-46.5 ms reading
- * in line (quartiles of 15 interleaved runs, 2026-12-01).  Cold it neither wins
- * nor loses (152 against 147 ms, medians of 9), though it spends about twice the
- * CPU time waiting, so choosing by the page cache's contents was tried and
- * dropped.  Without verification it is no steady gain: the scan then mostly waits
- * for the copy, and depending on where the host puts the two vCPUs one set of 15
- * runs gave a median of 22.8 ms against 27.7 in line, and the next 52.7 ms against
- * 28.7.
+ * How runs are read: --io-method, or as --io-workers says; auto reads in
+ * line.  Handing each run to an I/O worker costs a wake-up on the other CPU
+ * and a page CRC'd from the other core's cache, and on the machine measured
+ * that cost more than the overlapped copy saved, idle and beside a busy
+ * process alike (docs/performance.md, D1).
  */
 static PageIOMethod io_method(const BufMgrOptions *o)
 {
     if (o->bo_io_method != BUFMGR_IO_METHOD_AUTO)
         return (PageIOMethod)o->bo_io_method;
-    cpu_set_t cpus;
-    bool second_cpu =
-        sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) > 1;
-    bool worker = o->bo_io_workers > 0 || (o->bo_io_workers == BUFMGR_IO_WORKERS_AUTO &&
-                                           o->bo_verify && second_cpu);
-    return worker ? PAGEIO_WORKER : PAGEIO_SYNC;
+    return o->bo_io_workers > 0 ? PAGEIO_WORKER : PAGEIO_SYNC;
 }
 
 /* --direct: O_DIRECT on every segment, if the frames are aligned as the file

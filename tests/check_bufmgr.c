@@ -7,10 +7,12 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "bufmgr.h"
@@ -338,6 +340,220 @@ START_TEST(a_second_release_is_caught)
 END_TEST
 #endif
 
+/* ---- a pool shared by threads: reads in flight are waited for ---------- */
+
+/*
+ * preadv64 is wrapped (tests/meson.build): a read of the armed offset holds
+ * on until `armed_waiters` other threads wait for its page (the buffer
+ * manager's bs_io_waits says so), then fails with EIO or goes on.
+ */
+ssize_t __real_preadv64(int fd, const struct iovec *iov, int n, off_t off);
+ssize_t __wrap_preadv64(int fd, const struct iovec *iov, int n, off_t off);
+
+static BufMgr *armed_bm;
+static off_t armed_off = -1;
+static unsigned armed_waiters;
+static bool armed_fail;
+
+ssize_t __wrap_preadv64(int fd, const struct iovec *iov, int n, off_t off)
+{
+    if (armed_bm != NULL && off == armed_off) {
+        BufStats s;
+        for (int ms = 0; ms < 10000; ms++) { /* at most 10 s: then the test fails */
+            bufmgr_stats_snapshot(armed_bm, &s);
+            if (s.bs_io_waits >= armed_waiters)
+                break;
+            usleep(1000);
+        }
+        if (armed_fail) {
+            errno = EIO;
+            return -1;
+        }
+    }
+    return __real_preadv64(fd, iov, n, off);
+}
+
+/* One thread of the shared-pool tests. */
+typedef struct Reader {
+    BufMgr *bm;
+    const unsigned char *file; /* the table's bytes, to compare pages with */
+    uint64_t first;            /* the block it asks for first */
+    int rc;                    /* that read's result */
+    HsError err;               /* and its error */
+    bool stream;               /* then stream every block, own strategy */
+    bool pages_ok;             /* every page it got matched the file */
+} Reader;
+
+static void *reader_main(void *arg)
+{
+    Reader *r = arg;
+    Buffer buf;
+    const void *page;
+    r->pages_ok = true;
+    r->rc = bufmgr_read(r->bm, r->first, &buf, &page, &r->err);
+    if (r->rc == 0) {
+        r->pages_ok = memcmp(page, r->file + r->first * BLCKSZ, BLCKSZ) == 0;
+        bufmgr_release(r->bm, buf);
+    }
+    if (!r->stream)
+        return NULL;
+    HsError err;
+    BufAccessStrategy *st = bufmgr_strategy_new(r->bm, &err);
+    ReadStream *rs =
+        st ? read_stream_begin(r->bm, st, 0, bufmgr_nblocks(r->bm), &err) : NULL;
+    uint64_t blk, want = 0;
+    int rc;
+    while (rs != NULL && (rc = read_stream_next(rs, &buf, &page, &blk, &err)) == 1) {
+        r->pages_ok &=
+            blk == want++ && memcmp(page, r->file + blk * BLCKSZ, BLCKSZ) == 0;
+        bufmgr_release(r->bm, buf);
+    }
+    r->pages_ok &= rs != NULL && want == bufmgr_nblocks(r->bm);
+    read_stream_end(rs);
+    bufmgr_strategy_free(st);
+    return NULL;
+}
+
+/* Start n readers of block `first` (and then, if stream, of every block)
+ * through bm, wait for them. */
+static void run_readers(Reader *r, int n, BufMgr *bm, const unsigned char *file,
+                        uint64_t first, bool stream)
+{
+    pthread_t tid[4];
+    for (int i = 0; i < n; i++) {
+        r[i] = (Reader){.bm = bm, .file = file, .first = first, .stream = stream};
+        ck_assert_int_eq(pthread_create(&tid[i], NULL, reader_main, &r[i]), 0);
+    }
+    for (int i = 0; i < n; i++)
+        pthread_join(tid[i], NULL);
+}
+
+/* Open the 134-page table for n threads (a pool that holds it all, or a
+ * ring each when ring): its bytes in *file. */
+static BufMgr *open_shared(const char *path, bool ring, unsigned char **file)
+{
+    size_t len;
+    *file = tu_read_file(path, &len);
+    ck_assert_uint_eq(len, 134 * BLCKSZ);
+    BufMgrOptions o;
+    bufmgr_default_options(&o);
+    o.bo_pool_bytes = ring ? 64 * BLCKSZ : 8 << 20;
+    o.bo_io_combine_bytes = 4 * BLCKSZ;
+    o.bo_ring_bytes = 16 * BLCKSZ;
+    o.bo_strategy = ring ? BUF_STRATEGY_RING : BUF_STRATEGY_NORMAL;
+    BufMgr *bm = tu_open_bm(path, &o);
+    HsError err;
+    ck_assert_int_eq(bufmgr_set_shared(bm, &err), 0);
+    return bm;
+}
+
+/*
+ * 2 to 4 threads (_i) ask for one block at once: one reads it, the others
+ * wait for that read (counted) and get the same verified page; then each
+ * streams every block through its own strategy, the others' reads in flight
+ * waited for, and every page they get is the file's.
+ */
+START_TEST(threads_wait_for_a_read_in_flight)
+{
+    int n = _i;
+    unsigned char *file;
+    const char *path = t0();
+    BufMgr *bm = open_shared(path, false, &file);
+    Reader r[4];
+    armed_off = 7 * BLCKSZ, armed_waiters = (unsigned)n - 1, armed_fail = false;
+    armed_bm = bm;
+    run_readers(r, n, bm, file, 7, false);
+    armed_bm = NULL;
+    BufStats s;
+    bufmgr_stats_snapshot(bm, &s);
+    ck_assert_uint_eq(s.bs_io_waits, (unsigned)n - 1);
+    ck_assert_uint_eq(s.bs_reads, 1);              /* read once, */
+    ck_assert_uint_eq(s.bs_hits, (unsigned)n - 1); /* the others waited for it */
+    for (int i = 0; i < n; i++) {
+        ck_assert_msg(r[i].rc == 0, "%s", r[i].err.msg);
+        ck_assert(r[i].pages_ok);
+    }
+    for (int loop = 0; loop < 2; loop++) { /* a pool that holds it, then rings */
+        if (loop == 1) {
+            bufmgr_close(bm);
+            free(file);
+            bm = open_shared(path, true, &file);
+        }
+        run_readers(r, n, bm, file, 0, true);
+        for (int i = 0; i < n; i++)
+            ck_assert_msg(r[i].rc == 0 && r[i].pages_ok, "reader %d of %d, loop %d", i,
+                          n, loop);
+        bufmgr_stats_snapshot(bm, &s);
+        ck_assert_uint_eq(s.bs_verify_failures, 0);
+        if (loop == 0)
+            ck_assert_uint_eq(s.bs_reads, 134); /* each block read once */
+        ck_assert_uint_eq(bufmgr_pins_held(bm), 0);
+    }
+    bufmgr_close(bm);
+    free(file);
+}
+END_TEST
+
+/* The read the others wait for fails: each of them gets the reader's error,
+ * naming the block, and nothing stays pinned; asked again, it is read. */
+START_TEST(a_failed_read_fails_its_waiters_too)
+{
+    int n = _i;
+    unsigned char *file;
+    BufMgr *bm = open_shared(t0(), false, &file);
+    Reader r[4];
+    armed_off = 7 * BLCKSZ, armed_waiters = (unsigned)n - 1, armed_fail = true;
+    armed_bm = bm;
+    run_readers(r, n, bm, file, 7, false);
+    armed_bm = NULL;
+    BufStats s;
+    bufmgr_stats_snapshot(bm, &s);
+    ck_assert_uint_eq(s.bs_io_waits, (unsigned)n - 1);
+    ck_assert_uint_eq(s.bs_reads, 0);
+    for (int i = 0; i < n; i++) {
+        ck_assert_int_eq(r[i].rc, -EIO);
+        ck_assert_int_eq(r[i].err.block, 7);
+        ck_assert_str_eq(r[i].err.msg, r[0].err.msg);
+        ck_assert_str_eq(r[i].err.file, r[0].err.file);
+    }
+    ck_assert_uint_eq(bufmgr_pins_held(bm), 0);
+    run_readers(r, 1, bm, file, 7, false); /* disarmed: read afresh */
+    ck_assert_msg(r[0].rc == 0 && r[0].pages_ok, "%s", r[0].err.msg);
+    ck_assert_uint_eq(bufmgr_pins_held(bm), 0);
+    bufmgr_close(bm);
+    free(file);
+}
+END_TEST
+
+/* Not shared: a read ahead of this thread's own stream cannot be waited
+ * for (the thread would wait for itself); the error says so. */
+START_TEST(a_thread_cannot_wait_for_its_own_read_ahead)
+{
+    BufMgrOptions o;
+    bufmgr_default_options(&o);
+    o.bo_io_method = PAGEIO_WORKER;
+    o.bo_io_combine_bytes = 4 * BLCKSZ;
+    o.bo_pool_bytes = 8 << 20;
+    BufMgr *bm = tu_open_bm(t0(), &o);
+    HsError err;
+    ReadStream *rs = read_stream_begin(bm, NULL, 0, bufmgr_nblocks(bm), &err);
+    Buffer buf, other;
+    const void *page;
+    uint64_t blk;
+    ck_assert_int_eq(read_stream_next(rs, &buf, &page, &blk, &err), 1);
+    ck_assert_uint_eq(read_stream_depth(bm, NULL), 2); /* blocks 4..11 in flight */
+    int rc = bufmgr_read(bm, 5, &other, &page, &err);
+    if (rc == 0) /* the worker was done with it already: a plain hit */
+        bufmgr_release(bm, other);
+    else
+        ck_assert_int_eq(rc, -EDEADLK);
+    bufmgr_release(bm, buf);
+    read_stream_end(rs);
+    ck_assert_uint_eq(bufmgr_pins_held(bm), 0);
+    bufmgr_close(bm);
+}
+END_TEST
+
 static Suite *bufmgr_suite(void)
 {
     Suite *s = suite_create("bufmgr");
@@ -353,6 +569,9 @@ static Suite *bufmgr_suite(void)
     tcase_add_test(tc, options_are_checked_where_they_are_kept);
     tcase_add_test(tc, io_options_are_checked_where_they_are_kept);
     tcase_add_loop_test(tc, invariants_hold_through_every_call, 0, 2);
+    tcase_add_loop_test(tc, threads_wait_for_a_read_in_flight, 2, 5);
+    tcase_add_loop_test(tc, a_failed_read_fails_its_waiters_too, 2, 5);
+    tcase_add_test(tc, a_thread_cannot_wait_for_its_own_read_ahead);
 #ifndef NDEBUG
     tcase_add_test_raise_signal(tc, a_second_release_is_caught, SIGABRT);
 #endif

@@ -172,6 +172,13 @@ static void text_cost(FILE *f, const ScanReport *r, double mb)
             (unsigned long long)b->bs_pages_verified,
             (unsigned long long)b->bs_verify_failures,
             (unsigned long long)b->bs_frames_used);
+    if (b->bs_latency_waits > 0) /* the simulated latency's sleeps wake late */
+        fprintf(f,
+                "io-latency         %llu reads held back, completed %.1f us late on "
+                "average, %.1f us at most\n",
+                (unsigned long long)b->bs_latency_waits,
+                (double)b->bs_latency_late_ns / (double)b->bs_latency_waits / 1e3,
+                (double)b->bs_latency_late_max_ns / 1e3);
 }
 
 void scan_report_text(FILE *f, const ScanReport *r)
@@ -272,6 +279,9 @@ static void json_counts(JsonWriter *j, const ScanReport *r, double mb)
     json_uint(j, "pages_verified", b->bs_pages_verified);
     json_uint(j, "verify_failures", b->bs_verify_failures);
     json_uint(j, "frames_used", b->bs_frames_used);
+    json_uint(j, "latency_waits", b->bs_latency_waits);
+    json_uint(j, "latency_late_ns", b->bs_latency_late_ns);
+    json_uint(j, "latency_late_max_ns", b->bs_latency_late_max_ns);
     json_end(j);
     json_workers(j, x);
 }
