@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <string.h>
 #include <time.h>
 
@@ -91,43 +90,12 @@ static int worker_scan(void *arg, HsError *err)
     return rc;
 }
 
-/*
- * Worker k of n (n >= 2) runs on the k-th CPU this process may use when
- * there are exactly n of them (the case measured; with CPUs to spare, the
- * scheduler may keep interrupts, hyperthread siblings and other scans
- * apart); returns that CPU, or -1.
- *
- * Left to the scheduler, the two workers of a 2-CPU machine shared one CPU
- * for part of many scans (per-worker times both long while their page
- * counts differed by half).  Pinned, on the default table, warm,
- * interleaved medians of 21: mmap 21.4 -> 14.9 ms and 27.6 -> 21.3, read
- * --no-verify 20.9 -> 16.7 and 24.2 -> 19.7, read verified 28.7 -> 28.7 and
- * 37.6 -> 29.5.  A pinned worker on a CPU something else keeps busy is
- * slower, but it claims fewer chunks: the others take the rest.  Refused
- * affinities (a cpuset) leave the thread where it is.
- */
-static int pin_worker(int k, int n)
-{
-    cpu_set_t all, one;
-    if (n < 2 || sched_getaffinity(0, sizeof(all), &all) != 0 || CPU_COUNT(&all) != n)
-        return -1;
-    for (int c = 0, seen = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &all) && seen++ == k) {
-            CPU_ZERO(&one);
-            CPU_SET(c, &one);
-            return pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0 ? c
-                                                                                  : -1;
-        }
-    return -1;
-}
-
 static void *worker_main(void *arg)
 {
     const WorkerArg *wa = arg;
     const ParallelPlan *pp = wa->wa_plan;
     ScanWorker *w = wa->wa_worker;
     double t0 = now_s();
-    w->sw_cpu = pin_worker((int)(w - pp->pp_workers), pp->pp_nworkers);
     hs_error_clear(&w->sw_err);
     w->sw_rc = pp->pp_guard ? pp->pp_guard(w, worker_scan, arg, &w->sw_err)
                             : worker_scan(arg, &w->sw_err);

@@ -68,7 +68,6 @@ typedef struct ScanWorker {
     uint64_t sw_pages;         /* out: pages it walked */
     uint64_t sw_pages_skipped; /* out: damaged pages it skipped */
     double sw_seconds;         /* out: from its start to its end */
-    int sw_cpu;                /* out: the CPU it was pinned to, or -1 */
     int sw_rc;                 /* out: 0 or its error */
     HsError sw_err;            /* out: that error */
 } ScanWorker;
