@@ -111,6 +111,11 @@ static void sum_stats(BufMgr *const *bms, int n, BufStats *out)
         out->bs_pages_verified += b->bs_pages_verified;
         out->bs_verify_failures += b->bs_verify_failures;
         out->bs_frames_used += b->bs_frames_used;
+        out->bs_io_waits += b->bs_io_waits;
+        out->bs_latency_waits += b->bs_latency_waits;
+        out->bs_latency_late_ns += b->bs_latency_late_ns;
+        if (b->bs_latency_late_max_ns > out->bs_latency_late_max_ns)
+            out->bs_latency_late_max_ns = b->bs_latency_late_max_ns;
     }
 }
 
