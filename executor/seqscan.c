@@ -41,6 +41,22 @@ static void release_page(SeqScan *ss)
 }
 
 /*
+ * Done with the current page, whose rows have all been returned: make sure
+ * it still holds what was verified (a mapped page is the file, which may
+ * be written in place meanwhile), then release it.  A change is an error
+ * that no --ignore-checksum-failure skips: rows from the page are out.
+ */
+static int finish_page(SeqScan *ss, HsError *err)
+{
+    int rc = 0;
+    if (ss->ss_buf != INVALID_BUFFER)
+        rc = bufmgr_recheck(ss->ss_bm, ss->ss_buf, ss->ss_page, ss->ss_next_blk - 1,
+                            err);
+    release_page(ss);
+    return rc;
+}
+
+/*
  * The rest of the common case once heap_tuple_is_plain() holds: pad has a
  * 1-byte header (its length, header included, in the top 7 bits, the low
  * bit set) and ends exactly at the tuple's end.  One compare: the header
@@ -238,8 +254,9 @@ static int advance_page(SeqScan *ss, HsError *err)
 {
     const void *page;
     uint64_t blkno;
-    int rc = 0;
-    release_page(ss);
+    int rc = finish_page(ss, err);
+    if (rc < 0)
+        return rc;
     if (ss->ss_parallel != NULL && parallel_scan_stopped(ss->ss_parallel))
         return SEQSCAN_DONE; /* another worker failed, or a stop was asked */
     while (ss->ss_stream == NULL || (rc = read_stream_next(ss->ss_stream, &ss->ss_buf,

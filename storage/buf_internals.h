@@ -94,6 +94,9 @@ typedef struct BufAccessMethods {
      * it is unpinned and forgotten. */
     int (*am_accept)(BufMgr *bm, BufRun *run, uint32_t i, HsError *err);
     void (*am_release)(BufMgr *bm, Buffer buf);
+    /* Whether pinned page blkno still holds what was verified (bufmgr.h). */
+    int (*am_recheck)(BufMgr *bm, Buffer buf, const void *page, uint64_t blkno,
+                      HsError *err);
     uint32_t (*am_frames)(const BufMgr *bm);
     uint32_t (*am_pins_held)(const BufMgr *bm);
     int (*am_block_of_address)(const BufMgr *bm, const void *addr, uint64_t *blkno);
@@ -106,6 +109,7 @@ typedef struct MapSlot {
     uint32_t ms_pins;    /* pins of pages in it */
     uint64_t ms_lru;     /* tick of the last pin, for choosing what to unmap */
     uint64_t *ms_seen;   /* a bit per page: verified (or touched) since mapped */
+    uint32_t *ms_crc;    /* a page_crc() per page, as verified (verifying only) */
 } MapSlot;
 
 /* A scan's way into the pool: its own bulk-read ring, or the whole pool
@@ -168,8 +172,11 @@ struct BufMgr {
 };
 
 /* bufmgr.c: verify page blkno (counting is the caller's, under its lock);
- * on failure fill err with the block and what is wrong. */
-int bufmgr_verify(const BufMgr *bm, const void *page, uint64_t blkno, HsError *err);
+ * on failure fill err with the block and what is wrong.  On success *crc
+ * (if crc is not NULL) is page_crc() of the page, a fingerprint of what
+ * was verified. */
+int bufmgr_verify(const BufMgr *bm, const void *page, uint64_t blkno, uint32_t *crc,
+                  HsError *err);
 
 /* bufmgr.c: count one verification and its outcome (rc). */
 void bufmgr_count_verify(BufMgr *bm, int rc);

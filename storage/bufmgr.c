@@ -20,12 +20,16 @@
 
 /* ---- verification, shared by both access methods ------------------------ */
 
-int bufmgr_verify(const BufMgr *bm, const void *page, uint64_t blkno, HsError *err)
+int bufmgr_verify(const BufMgr *bm, const void *page, uint64_t blkno, uint32_t *crc,
+                  HsError *err)
 {
     PageFault f;
     char msg[200];
-    if (page_verify(page, (uint32_t)blkno, bm->bm_opt.bo_checksum, &f) == PAGE_OK)
+    if (page_verify(page, (uint32_t)blkno, bm->bm_opt.bo_checksum, &f) == PAGE_OK) {
+        if (crc != NULL) /* the checksum's own CRC when it is heapscan's */
+            *crc = f.crc != 0 ? f.crc : page_crc(page, (uint32_t)blkno);
         return 0;
+    }
     return hs_error_set(err, HS_ECORRUPT, bm->bm_rel.rf_path, (int64_t)blkno, "%s",
                         page_fault_describe(&f, msg, sizeof(msg)));
 }
@@ -235,6 +239,12 @@ int bufmgr_read(BufMgr *bm, uint64_t blkno, Buffer *buf, const void **page,
 void bufmgr_release(BufMgr *bm, Buffer buf)
 {
     bm->bm_am->am_release(bm, buf);
+}
+
+int bufmgr_recheck(BufMgr *bm, Buffer buf, const void *page, uint64_t blkno,
+                   HsError *err)
+{
+    return bm->bm_am->am_recheck(bm, buf, page, blkno, err);
 }
 
 /* ---- what callers may ask -------------------------------------------------- */

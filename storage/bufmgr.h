@@ -188,6 +188,19 @@ int bufmgr_read(BufMgr *bm, uint64_t blkno, Buffer *buf, const void **page,
 /* Unpin a page returned by bufmgr_read(). */
 void bufmgr_release(BufMgr *bm, Buffer buf);
 
+/*
+ * Before releasing pinned page blkno (at page, buffer buf): does it still
+ * hold what was verified?  A frame of the pool is a private copy that
+ * nothing else writes: always 0.  A mapped page is the file itself, which a
+ * writer may change in place while it is used: with verification on its
+ * CRC-32 is computed again and compared with the one taken when it was
+ * verified, and a difference is HS_ECORRUPT naming the block.  A change
+ * undone before this call, or any change without verification, goes
+ * unseen: that window stays open under mmap (docs/format.md).
+ */
+int bufmgr_recheck(BufMgr *bm, Buffer buf, const void *page, uint64_t blkno,
+                   HsError *err);
+
 /* The counters so far (read them when no other thread uses bm). */
 const BufStats *bufmgr_stats(const BufMgr *bm);
 

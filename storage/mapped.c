@@ -127,7 +127,7 @@ static int map_accept(BufMgr *bm, BufRun *run, uint32_t i, HsError *err)
         return 0;
     }
     if (bm->bm_opt.bo_verify) {
-        int rc = bufmgr_verify(bm, run->br_page[i], blkno, err);
+        int rc = bufmgr_verify(bm, run->br_page[i], blkno, &ms->ms_crc[at], err);
         bufmgr_count_verify(bm, rc);
         if (rc < 0) {
             ms->ms_pins--; /* not marked seen: asking again verifies again */
@@ -137,6 +137,26 @@ static int map_accept(BufMgr *bm, BufRun *run, uint32_t i, HsError *err)
     ms->ms_seen[at / 64] |= bit;
     bm->bm_stats.bs_reads++;
     return 0;
+}
+
+/* The page is the file's: see whether a writer changed it since it was
+ * verified (bufmgr_recheck()). */
+static int map_recheck(BufMgr *bm, Buffer buf, const void *page, uint64_t blkno,
+                       HsError *err)
+{
+    const MapSlot *ms = &bm->bm_map.mp_slots[buf];
+    if (!bm->bm_opt.bo_verify)
+        return 0;
+    uint32_t now = page_crc(page, (uint32_t)blkno),
+             then = ms->ms_crc[blkno - ms->ms_win.pw_first];
+    if (now == then)
+        return 0;
+    bm->bm_stats.bs_verify_failures++;
+    return hs_error_set(err, HS_ECORRUPT, bm->bm_rel.rf_path, (int64_t)blkno,
+                        "the page changed while it was scanned (CRC-32 %08x when "
+                        "verified, %08x after): the file was written in place under "
+                        "the mapping",
+                        (unsigned)then, (unsigned)now);
 }
 
 static void map_release(BufMgr *bm, Buffer buf)
@@ -154,7 +174,8 @@ static int map_open(BufMgr *bm, HsError *err)
                              : (uint32_t)(chunk / BLCKSZ);
     for (int s = 0; s < BM_MAX_WINDOWS; s++) {
         m->mp_slots[s].ms_seen = calloc(((size_t)m->mp_window_pages + 63) / 64, 8);
-        if (!m->mp_slots[s].ms_seen)
+        m->mp_slots[s].ms_crc = calloc(m->mp_window_pages, sizeof(uint32_t));
+        if (!m->mp_slots[s].ms_seen || !m->mp_slots[s].ms_crc)
             return hs_error_set(err, -ENOMEM, bm->bm_rel.rf_path, HS_NO_BLOCK,
                                 "out of memory");
     }
@@ -166,6 +187,7 @@ static void map_close(BufMgr *bm)
     for (int s = 0; s < BM_MAX_WINDOWS; s++) {
         pageio_unmap(&bm->bm_map.mp_slots[s].ms_win);
         free(bm->bm_map.mp_slots[s].ms_seen);
+        free(bm->bm_map.mp_slots[s].ms_crc);
     }
 }
 
@@ -221,6 +243,7 @@ const BufAccessMethods bufmgr_map_methods = {
     .am_complete = map_complete,
     .am_accept = map_accept,
     .am_release = map_release,
+    .am_recheck = map_recheck,
     .am_frames = map_frames,
     .am_pins_held = map_pins_held,
     .am_block_of_address = map_block_of_address,

@@ -49,7 +49,7 @@ unsigned page_add_item(void *page, const void *item, size_t len, size_t reserve)
     return nitems + 1;
 }
 
-uint16_t page_checksum(const void *page, uint32_t blkno)
+uint32_t page_crc(const void *page, uint32_t blkno)
 {
     static const unsigned char zero[2];
     const unsigned char *p = page;
@@ -60,7 +60,12 @@ uint16_t page_checksum(const void *page, uint32_t blkno)
     uint32_t c = crc32_update(0, p, off);
     c = crc32_update(c, zero, sizeof(zero));
     c = crc32_update(c, p + off + 2, BLCKSZ - off - 2);
-    c = crc32_update(c, le, sizeof(le));
+    return crc32_update(c, le, sizeof(le));
+}
+
+uint16_t page_checksum(const void *page, uint32_t blkno)
+{
+    uint32_t c = page_crc(page, blkno);
     return (uint16_t)(c ^ (c >> 16));
 }
 
@@ -193,10 +198,15 @@ PageFaultKind page_verify(const void *page, uint32_t blkno, PageChecksum sum,
             goto done;
         }
     }
+    if (sum == PAGE_CHECKSUM_HEAPSCAN) { /* the 32 bits kept as a fingerprint */
+        f.crc = page_crc(page, blkno);
+        f.computed = (uint16_t)(f.crc ^ (f.crc >> 16));
+    } else if (sum != PAGE_CHECKSUM_NONE) {
+        f.computed = checksum_of(sum, page, blkno);
+    }
     if (sum != PAGE_CHECKSUM_NONE) {
         f.sum = sum;
         f.stored = ph->pd_checksum;
-        f.computed = checksum_of(sum, page, blkno);
         if (f.stored != f.computed) {
             f.kind = PAGE_BAD_CHECKSUM;
             PageChecksum other = sum == PAGE_CHECKSUM_POSTGRES ? PAGE_CHECKSUM_HEAPSCAN

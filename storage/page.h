@@ -189,6 +189,11 @@ unsigned page_add_item(void *page, const void *item, size_t len, size_t reserve)
  */
 uint16_t page_checksum(const void *page, uint32_t blkno);
 
+/* The CRC-32 that page_checksum() folds to 16 bits (pd_checksum read as
+ * zero, the block number appended): a 32-bit fingerprint of the page's
+ * contents, for telling whether they changed. */
+uint32_t page_crc(const void *page, uint32_t blkno);
+
 /* Compute and store the checksum of page as block blkno. */
 void page_set_checksum(void *page, uint32_t blkno);
 
@@ -236,6 +241,8 @@ typedef struct PageFault {
                            algorithm's checksum of this page (a PostgreSQL page
                            checked as heapscan's, or the reverse) */
     PageHeaderData hdr; /* a copy of the header as found */
+    uint32_t crc;       /* PAGE_OK with the heapscan checksum: page_crc(), a
+                           by-product of checking it (else 0) */
 } PageFault;
 
 /*
