@@ -94,7 +94,8 @@ typedef struct PageIOConfig {
  * One read: blocks pr_blkno .. pr_blkno + pr_n - 1 into pr_pages[0 ..
  * pr_n - 1] (each BLCKSZ bytes, anywhere), and how it went.  The caller
  * fills the first three fields, owns the request and keeps it where it is
- * from submit to wait; the method writes the rest.
+ * from its submit until it is waited for or the PageIO is closed; the
+ * method writes the rest.
  */
 typedef struct PageIORequest {
     uint64_t pr_blkno;     /* the first block */

@@ -87,10 +87,11 @@ START_TEST(requests_complete_in_order_with_their_own_results)
         ck_assert_int_eq(rb.pr_rc, -EINVAL);
         ck_assert_int_eq(err.block, 17);
     }
+    /* lives until the close, which waits for it (the worker writes its result) */
+    PageIORequest left = {.pr_blkno = 0, .pr_n = 4, .pr_pages = fa};
     if (m != PAGEIO_SYNC) {
-        PageIORequest ra = {.pr_blkno = 0, .pr_n = 4, .pr_pages = fa};
         usleep(5000); /* the worker sleeps, and is woken */
-        pageio_submit(io, &ra);
+        pageio_submit(io, &left);
     }
     pageio_close(io); /* with a request outstanding: it is waited for */
     io = open_method(m);
